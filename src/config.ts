@@ -1,0 +1,94 @@
+import { z } from 'zod'
+
+/** CAIP-2 identifier of Base mainnet, the EVM rail (SPEC section 1). */
+export const BASE_NETWORK = 'eip155:8453'
+
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
+const solanaAddress = z
+  .string()
+  .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 Solana public key')
+const optionalUrl = z
+  .string()
+  .url()
+  .optional()
+  .transform((v) => (v ? v.replace(/\/+$/, '') : undefined))
+
+/**
+ * Environment variables, parsed once. The README's config table lists exactly these.
+ * Empty strings count as unset.
+ */
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8402),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_BASE_URL: optionalUrl,
+  FACILITATOR_URL: optionalUrl,
+  FACILITATOR_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(10_000),
+  PAY_TO_EVM: evmAddress.optional(),
+  PAY_TO_SOLANA: solanaAddress.optional(),
+  USDC_EVM: evmAddress.default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+  USDC_SOLANA: solanaAddress.default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
+  SOLANA_NETWORK: z
+    .string()
+    .regex(/^solana:[1-9A-HJ-NP-Za-km-z]{32}$/, 'must be a CAIP-2 solana network')
+    .default('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'),
+  RAIL_ORDER: z.enum(['evm,solana', 'solana,evm']).default('evm,solana'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+})
+
+/** Parsed service configuration. Amounts are atomic USDC; durations are milliseconds. */
+export interface Config {
+  port: number
+  host: string
+  /** Base URL used in `resource.url` and discovery documents, without a trailing slash. */
+  publicBaseUrl: string
+  /** x402 v2 facilitator base URL; undefined means fail-closed (every paid call answers 503). */
+  facilitatorUrl: string | undefined
+  /** Upper bound for each facilitator request (verify, settle, supported), in milliseconds. */
+  facilitatorTimeoutMs: number
+  /** Receiving address on Base; undefined leaves the EVM rail out of every 402. */
+  payToEvm: string | undefined
+  /** Receiving address on Solana; undefined leaves the Solana rail out of every 402. */
+  payToSolana: string | undefined
+  /** USDC contract on Base (EIP-3009, 6 decimals). */
+  usdcEvm: string
+  /** USDC mint on Solana (SPL Token, 6 decimals). */
+  usdcSolana: string
+  /** CAIP-2 network of the Solana rail. */
+  solanaNetwork: string
+  /** Order of the rails in `accepts`. */
+  railOrder: readonly ('evm' | 'solana')[]
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
+}
+
+/**
+ * Reads the configuration from environment variables.
+ *
+ * @param env - variables to read, `process.env` by default
+ * @returns the parsed configuration
+ * @throws {Error} naming every invalid variable
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(
+    Object.entries(env).filter(([, v]) => v !== undefined && v !== ''),
+  )
+  const parsed = envSchema.safeParse(cleaned)
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`)
+    throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`)
+  }
+  const e = parsed.data
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
+    facilitatorUrl: e.FACILITATOR_URL,
+    facilitatorTimeoutMs: e.FACILITATOR_TIMEOUT_MS,
+    payToEvm: e.PAY_TO_EVM,
+    payToSolana: e.PAY_TO_SOLANA,
+    usdcEvm: e.USDC_EVM,
+    usdcSolana: e.USDC_SOLANA,
+    solanaNetwork: e.SOLANA_NETWORK,
+    railOrder: e.RAIL_ORDER.split(',') as ('evm' | 'solana')[],
+    logLevel: e.LOG_LEVEL,
+  }
+}
