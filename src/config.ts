@@ -1,9 +1,8 @@
 import { z } from 'zod'
 
-/** CAIP-2 identifier of Base mainnet, the EVM rail (SPEC section 1). */
-export const BASE_NETWORK = 'eip155:8453'
-
-const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
+const evmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address')
 const solanaAddress = z
   .string()
   .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 Solana public key')

@@ -1,0 +1,138 @@
+import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { logger } from '../logger.js'
+import {
+  FacilitatorUnavailableError,
+  InvalidInputError,
+  PaymentRequiredError,
+} from '../payment/errors.js'
+import { ToolError } from '../tools/types.js'
+
+/**
+ * The failure envelope of SPEC 2.1 and 7: `{ok: false, error, code}`, plus optional details.
+ */
+export interface FailureBody {
+  ok: false
+  error: string
+  code: string
+  [extra: string]: unknown
+}
+
+/** The request body is not JSON. HTTP 400, code `invalid_json`. */
+export class InvalidJsonError extends Error {
+  override readonly name = 'InvalidJsonError'
+  readonly code = 'invalid_json'
+}
+
+/** Telemetry storage is unavailable (GET /stats). HTTP 503, code `telemetry_unavailable`. */
+export class StatsUnavailableError extends Error {
+  override readonly name = 'StatsUnavailableError'
+  readonly code = 'telemetry_unavailable'
+}
+
+/**
+ * Every service-level `code` with its HTTP status and meaning. Tool codes (400) are listed in
+ * docs/tools.md. This table feeds docs/errors.md, OpenAPI and llms.txt.
+ */
+export const SERVICE_ERROR_CODES = {
+  payment_required: {
+    status: 402,
+    meaning: 'No payment was presented; pay one of the offered rails and retry.',
+  },
+  invalid_payment: {
+    status: 402,
+    meaning: 'The payment could not be decoded or matches none of the offered rails.',
+  },
+  payment_verification_failed: {
+    status: 402,
+    meaning:
+      'The facilitator rejected the payment; PaymentRequired.error holds its reason (e.g. insufficient_funds).',
+  },
+  duplicate_settlement: {
+    status: 402,
+    meaning: 'The same payment is being settled or was settled in the last 120 seconds.',
+  },
+  settlement_failed: {
+    status: 402,
+    meaning:
+      'Settlement failed; the result is withheld and PAYMENT-RESPONSE holds the facilitator response.',
+  },
+  invalid_request: {
+    status: 400,
+    meaning: 'The body does not match the tool input schema; `issues` lists JSON Pointers.',
+  },
+  invalid_json: { status: 400, meaning: 'The body is not valid JSON.' },
+  tool_failed: {
+    status: 400,
+    meaning: 'The tool failed unexpectedly on this input; nothing was charged.',
+  },
+  payload_too_large: { status: 413, meaning: 'The body exceeds 1 MiB.' },
+  not_found: { status: 404, meaning: 'No such path.' },
+  method_not_allowed: {
+    status: 405,
+    meaning: 'The path exists but not for this method; see the Allow header.',
+  },
+  facilitator_unavailable: {
+    status: 503,
+    meaning:
+      'No facilitator is configured or it is unreachable; fail-closed, nothing ran or was charged.',
+  },
+  telemetry_unavailable: {
+    status: 503,
+    meaning: 'Telemetry storage is temporarily unavailable (GET /stats only).',
+  },
+  internal_error: { status: 500, meaning: 'An unexpected server error; nothing was charged.' },
+} as const satisfies Record<string, { status: number; meaning: string }>
+
+/** A mapped error: status, envelope and headers. */
+export interface HttpFailure {
+  status: ContentfulStatusCode
+  body: FailureBody
+  headers: Record<string, string>
+}
+
+const fail = (
+  status: ContentfulStatusCode,
+  code: string,
+  error: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): HttpFailure => ({ status, body: { ok: false, error, code, ...extra }, headers })
+
+/**
+ * Maps any error to its HTTP response. This is the only place where failure kinds become statuses.
+ *
+ * @example
+ * const { status, body, headers } = toHttpFailure(new InvalidJsonError('Unexpected token'))
+ * // status 400, body { ok: false, error: 'Unexpected token', code: 'invalid_json' }
+ */
+export function toHttpFailure(error: unknown): HttpFailure {
+  if (error instanceof PaymentRequiredError) {
+    const headers: Record<string, string> = {
+      'PAYMENT-REQUIRED': encodePaymentRequiredHeader(error.paymentRequired),
+      'Cache-Control': 'no-store',
+    }
+    if (error.extras.settlement) {
+      headers['PAYMENT-RESPONSE'] = encodePaymentResponseHeader(error.extras.settlement)
+    }
+    const extra = error.extras.inputCheck ? { input_check: error.extras.inputCheck } : {}
+    return fail(402, error.code, error.message, extra, headers)
+  }
+  if (error instanceof InvalidInputError) {
+    return fail(400, error.code, error.message, { issues: error.issues })
+  }
+  if (error instanceof ToolError) {
+    return fail(400, error.code, error.message, error.details ? { details: error.details } : {})
+  }
+  if (error instanceof InvalidJsonError) return fail(400, error.code, error.message)
+  if (error instanceof FacilitatorUnavailableError || error instanceof StatsUnavailableError) {
+    return fail(503, error.code, error.message, {}, { 'Retry-After': '5' })
+  }
+  if (error instanceof HTTPException) {
+    if (error.status === 413) return fail(413, 'payload_too_large', 'The body exceeds 1 MiB')
+    if (error.status === 404) return fail(404, 'not_found', 'Not found')
+  }
+  logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'unhandled error')
+  return fail(500, 'internal_error', 'Internal error; nothing was charged')
+}

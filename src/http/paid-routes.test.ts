@@ -1,0 +1,175 @@
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http'
+import { describe, expect, it } from 'vitest'
+import { echoTool, type FacilitatorScript, fakeGate } from '../../test/helpers/fakes.js'
+import type { ToolDefinition } from '../tools/types.js'
+import { createApp, MAX_BODY_BYTES } from './app.js'
+
+// Unit tests of the HTTP adapter over a scripted facilitator (test/helpers/fakes.ts).
+
+function setup(script: FacilitatorScript = {}) {
+  const fake = fakeGate(script)
+  const app = createApp({
+    gate: fake.gate,
+    tools: [echoTool as ToolDefinition],
+    publicBaseUrl: 'https://tools.example',
+  })
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    app.request('/echo', {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/json', ...headers },
+    })
+  const paid = async (body: string, nonce = 'n1') =>
+    post(body, { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(await fake.pay(0, nonce)) })
+  return { ...fake, app, post, paid }
+}
+
+describe('paid HTTP routes', () => {
+  it('answers an empty unpaid POST with 402, the PaymentRequired header and the envelope', async () => {
+    const { post } = setup()
+    const res = await post('')
+    expect(res.status).toBe(402)
+    expect(res.headers.get('cache-control')).toBe('no-store')
+    const required = decodePaymentRequiredHeader(res.headers.get('PAYMENT-REQUIRED') ?? '')
+    expect(required.x402Version).toBe(2)
+    expect(required.resource).toEqual({
+      url: 'https://tools.example/echo',
+      description: 'Upper-cases text.',
+      mimeType: 'application/json',
+    })
+    expect(required.accepts.map((a) => [a.network, a.amount])).toEqual([
+      ['eip155:8453', '1000'],
+      ['solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', '1000'],
+    ])
+    expect(await res.json()).toEqual({
+      ok: false,
+      code: 'payment_required',
+      error: 'Payment required: /echo costs 1000 atomic USDC',
+    })
+  })
+
+  it('adds the free input check to a 402 when the unpaid request has a body', async () => {
+    const { post } = setup()
+    const valid = await post('{"text":"abc"}')
+    expect((await valid.json()).input_check).toEqual({ valid: true, errors: [] })
+    const malformed = await post('{"text":')
+    expect(malformed.status).toBe(402)
+    const check = (await malformed.json()).input_check
+    expect(check.valid).toBe(false)
+    expect(check.errors[0].path).toBe('')
+    expect(check.errors[0].message).toMatch(/^Malformed JSON body: /)
+  })
+
+  it('answers a paid, valid call with 200, the result and PAYMENT-RESPONSE', async () => {
+    const { paid } = setup()
+    const res = await paid('{"text":"abc"}')
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ ok: true, result: { upper: 'ABC' } })
+    expect(decodePaymentResponseHeader(res.headers.get('PAYMENT-RESPONSE') ?? '')).toEqual({
+      success: true,
+      transaction: '0xtx',
+      network: 'eip155:8453',
+      payer: '0xPAYER',
+    })
+  })
+
+  it('rejects a paid malformed or missing body with 400 invalid_json and no facilitator call', async () => {
+    const { paid, calls } = setup()
+    const res = await paid('{"text":')
+    expect(res.status).toBe(400)
+    expect((await res.json()).code).toBe('invalid_json')
+    const empty = await paid('', 'n2')
+    expect(empty.status).toBe(400)
+    expect(await empty.json()).toEqual({
+      ok: false,
+      code: 'invalid_json',
+      error: 'A JSON request body is required',
+    })
+    expect(calls.verify).toBe(0)
+  })
+
+  it('rejects a paid schema-invalid body with 400 invalid_request and JSON Pointer issues', async () => {
+    const { paid, calls } = setup()
+    const res = await paid('{"text":"abc","extra":1}')
+    expect(res.status).toBe(400)
+    const body = await res.json()
+    expect(body.code).toBe('invalid_request')
+    expect(body.issues).toEqual([{ path: '', message: 'Unrecognized key: "extra"' }])
+    expect(calls.verify).toBe(0)
+  })
+
+  it('maps a tool failure to 400 with its code and settles nothing', async () => {
+    const { paid, calls } = setup()
+    const res = await paid('{"text":"boom"}')
+    expect(res.status).toBe(400)
+    expect(await res.json()).toEqual({ ok: false, code: 'boom', error: 'tool refused' })
+    expect(calls).toEqual({ supported: 1, verify: 1, settle: 0 })
+  })
+
+  it('withholds the result with 402 settlement_failed and PAYMENT-RESPONSE on failed settlement', async () => {
+    const { paid } = setup({
+      settle: async () => ({
+        success: false,
+        errorReason: 'insufficient_funds',
+        transaction: '',
+        network: 'eip155:8453',
+      }),
+    })
+    const res = await paid('{"text":"abc"}')
+    expect(res.status).toBe(402)
+    const text = await res.text()
+    expect(text).not.toContain('ABC')
+    expect(JSON.parse(text).code).toBe('settlement_failed')
+    expect(decodePaymentResponseHeader(res.headers.get('PAYMENT-RESPONSE') ?? '').success).toBe(
+      false,
+    )
+    expect(decodePaymentRequiredHeader(res.headers.get('PAYMENT-REQUIRED') ?? '').error).toBe(
+      'insufficient_funds',
+    )
+  })
+
+  it('answers 402 invalid_payment to an undecodable PAYMENT-SIGNATURE', async () => {
+    const { post } = setup()
+    const res = await post('{"text":"abc"}', { 'PAYMENT-SIGNATURE': 'not base64 !' })
+    expect(res.status).toBe(402)
+    expect((await res.json()).code).toBe('invalid_payment')
+  })
+
+  it('fails closed with 503 when the facilitator is down', async () => {
+    const { paid, calls } = setup({
+      verify: async () => {
+        throw new TypeError('fetch failed')
+      },
+    })
+    const res = await paid('{"text":"abc"}')
+    expect(res.status).toBe(503)
+    expect(await res.json()).toEqual({
+      ok: false,
+      code: 'facilitator_unavailable',
+      error: 'Payment facilitator is unavailable; nothing was run or charged',
+    })
+    expect(calls.settle).toBe(0)
+  })
+
+  it('refuses a body over 1 MiB with 413', async () => {
+    const { post } = setup()
+    const res = await post(`{"text":"${'a'.repeat(MAX_BODY_BYTES)}"}`)
+    expect(res.status).toBe(413)
+    expect(await res.json()).toEqual({
+      ok: false,
+      code: 'payload_too_large',
+      error: 'The body exceeds 1 MiB',
+    })
+  })
+
+  it('answers an unknown path with the 404 envelope', async () => {
+    const { app } = setup()
+    const res = await app.request('/nope', { method: 'POST' })
+    expect(res.status).toBe(404)
+    expect(await res.json()).toEqual({ ok: false, code: 'not_found', error: 'Not found' })
+  })
+})

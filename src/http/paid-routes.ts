@@ -1,0 +1,92 @@
+import { decodePaymentSignatureHeader, encodePaymentResponseHeader } from '@x402/core/http'
+import type { Context, Hono } from 'hono'
+import type { PaymentGate } from '../payment/gate.js'
+import type { ToolDefinition } from '../tools/types.js'
+import { InvalidJsonError, toHttpFailure } from './errors.js'
+
+/** Options of {@link registerPaidRoutes}. */
+export interface PaidRoutesOptions {
+  gate: PaymentGate
+  tools: readonly ToolDefinition[]
+  /** Base URL for `resource.url`, without trailing slash. */
+  publicBaseUrl: string
+  /** PaymentRequired extensions per tool (bazaar discovery info), if any. */
+  extensionsFor?: (tool: ToolDefinition) => Record<string, unknown> | undefined
+}
+
+/** Raw body -> JSON value; `undefined` for an empty body. */
+function parseBody(text: string): unknown {
+  if (text.trim() === '') return undefined
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new InvalidJsonError(`Malformed JSON body: ${(error as Error).message}`)
+  }
+}
+
+/** `PAYMENT-SIGNATURE` -> decoded PaymentPayload JSON; `null` if it cannot be decoded. */
+function readPayment(c: Context): unknown {
+  const header = c.req.header('PAYMENT-SIGNATURE')
+  if (header === undefined) return undefined
+  try {
+    return decodePaymentSignatureHeader(header.trim())
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Registers `POST <tool.path>` for every catalogue entry (SPEC 4.1): 402 -> pay -> 200.
+ *
+ * - unpaid: 402 with `PAYMENT-REQUIRED` before any body validation (crawlers probe with empty
+ *   bodies); a body that came along is checked for free (`input_check`);
+ * - paid with a malformed or invalid body: 400, and the facilitator is never called;
+ * - paid and valid: verify, run, settle, then 200 `{ok: true, result}` with `PAYMENT-RESPONSE`.
+ *
+ * @example
+ * registerPaidRoutes(app, { gate, tools: catalog, publicBaseUrl: 'https://tools.example' })
+ */
+export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void {
+  const { gate } = options
+  for (const tool of options.tools) {
+    const resource = {
+      url: `${options.publicBaseUrl}${tool.path}`,
+      description: tool.description,
+      mimeType: 'application/json',
+    }
+    const extensions = options.extensionsFor?.(tool)
+    app.post(tool.path, async (c) => {
+      const payment = readPayment(c)
+      const text = await c.req.text()
+      try {
+        let input: unknown
+        let inputProblem: string | undefined
+        try {
+          input = parseBody(text)
+        } catch (error) {
+          // Unpaid: the 402 still comes first, and the free check reports the bad JSON.
+          if (payment !== undefined) throw error
+          inputProblem = (error as Error).message
+        }
+        if (payment !== undefined && input === undefined) {
+          throw new InvalidJsonError('A JSON request body is required')
+        }
+        const { result, settlement } = await gate.execute({
+          tool,
+          transport: 'http',
+          input,
+          payment,
+          resource,
+          ...(inputProblem ? { inputProblem } : {}),
+          ...(extensions ? { extensions } : {}),
+        })
+        c.header('PAYMENT-RESPONSE', encodePaymentResponseHeader(settlement))
+        c.header('Cache-Control', 'no-store')
+        return c.json({ ok: true, result }, 200)
+      } catch (error) {
+        const failure = toHttpFailure(error)
+        return c.json(failure.body, failure.status, failure.headers)
+      }
+    })
+  }
+}

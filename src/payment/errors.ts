@@ -1,0 +1,73 @@
+import type { PaymentRequired, SettleResponse } from '@x402/core/types'
+
+/** One problem with a request body or MCP arguments; `path` is a JSON Pointer (RFC 6901). */
+export interface InputIssue {
+  path: string
+  message: string
+}
+
+/** The free pre-payment check added to a 402 when the unpaid request carried a body. */
+export interface InputCheck {
+  valid: boolean
+  errors: InputIssue[]
+}
+
+/**
+ * The request body (or MCP arguments) does not match the tool's input schema. HTTP 400, code
+ * `invalid_request`. Raised before any facilitator call.
+ */
+export class InvalidInputError extends Error {
+  override readonly name = 'InvalidInputError'
+  readonly code = 'invalid_request'
+  constructor(readonly issues: InputIssue[]) {
+    super(
+      `Invalid request: ${issues
+        .slice(0, 5)
+        .map((i) => `${i.path || '/'} ${i.message}`)
+        .join('; ')}`,
+    )
+  }
+}
+
+/** Machine-readable codes of {@link PaymentRequiredError}. */
+export type PaymentRequiredCode =
+  | 'payment_required'
+  | 'invalid_payment'
+  | 'payment_verification_failed'
+  | 'duplicate_settlement'
+  | 'settlement_failed'
+
+/**
+ * The call was not (or not validly) paid: HTTP 402 with the x402 v2 PaymentRequired in the
+ * `PAYMENT-REQUIRED` header, or an MCP `isError` result carrying it. The tool result, if any was
+ * computed, is withheld.
+ *
+ * Codes:
+ * - `payment_required`: no payment was presented;
+ * - `invalid_payment`: the payment could not be decoded or matches none of the offered rails
+ *   (wrong amount, network, asset or payTo);
+ * - `payment_verification_failed`: the facilitator rejected it (its reason, e.g.
+ *   `insufficient_funds`, is passed unchanged in PaymentRequired.error);
+ * - `duplicate_settlement`: the same payment is being settled or was settled in the last 120 s;
+ * - `settlement_failed`: the facilitator could not settle it (`settlement` holds its response).
+ */
+export class PaymentRequiredError extends Error {
+  override readonly name = 'PaymentRequiredError'
+  constructor(
+    readonly code: PaymentRequiredCode,
+    message: string,
+    readonly paymentRequired: PaymentRequired,
+    readonly extras: { settlement?: SettleResponse; inputCheck?: InputCheck } = {},
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * No facilitator is configured, or it is unreachable, failing, or too slow. HTTP 503, code
+ * `facilitator_unavailable`. Fail-closed: no tool runs, and nothing is settled by us.
+ */
+export class FacilitatorUnavailableError extends Error {
+  override readonly name = 'FacilitatorUnavailableError'
+  readonly code = 'facilitator_unavailable'
+}

@@ -1,0 +1,285 @@
+import { SettleError, VerifyError } from '@x402/core/types'
+import { describe, expect, it } from 'vitest'
+import {
+  echoTool,
+  type FacilitatorScript,
+  FAKE_FEE_PAYER as FEE_PAYER,
+  fakeGate,
+  fakeRails as rails,
+  FAKE_SOLANA as SOLANA,
+} from '../../test/helpers/fakes.js'
+import { type ToolDefinition, ToolError } from '../tools/types.js'
+import { FacilitatorUnavailableError, InvalidInputError, PaymentRequiredError } from './errors.js'
+import { createFacilitatorLink } from './facilitator.js'
+import { createPaymentGate } from './gate.js'
+import { createMemoryGuard, DUPLICATE_WINDOW_MS } from './guard.js'
+
+// Unit tests of our own adapter: the facilitator is a scripted fake (test/helpers/fakes.ts).
+
+function setup(script: FacilitatorScript = {}, supportedNetworks?: string[]) {
+  const fake = fakeGate(script, supportedNetworks)
+  const resource = { url: 'http://svc/echo', description: 'Echo', mimeType: 'application/json' }
+  const call = (input: unknown, payment: unknown) =>
+    fake.gate.execute({
+      tool: echoTool as ToolDefinition,
+      transport: 'http',
+      input,
+      payment,
+      resource,
+    })
+  return { ...fake, call }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a rejection')
+}
+
+describe('payment gate', () => {
+  it('answers an unpaid call with both rails, EVM first, exact amounts and the input check', async () => {
+    const { call, calls } = setup()
+    const error = await rejection(call({ text: 'this is far too long' }, undefined))
+    expect(error).toBeInstanceOf(PaymentRequiredError)
+    const e = error as PaymentRequiredError
+    expect(e.code).toBe('payment_required')
+    expect(e.paymentRequired.x402Version).toBe(2)
+    expect(e.paymentRequired.resource.url).toBe('http://svc/echo')
+    expect(e.paymentRequired.accepts).toEqual([
+      {
+        scheme: 'exact',
+        network: 'eip155:8453',
+        amount: '1000',
+        asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+        payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+        maxTimeoutSeconds: 60,
+        extra: { name: 'USD Coin', version: '2' },
+      },
+      {
+        scheme: 'exact',
+        network: SOLANA,
+        amount: '1000',
+        asset: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+        payTo: '2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4',
+        maxTimeoutSeconds: 60,
+        extra: { feePayer: FEE_PAYER },
+      },
+    ])
+    expect(e.extras.inputCheck).toEqual({
+      valid: false,
+      errors: [{ path: '/text', message: 'Too big: expected string to have <=10 characters' }],
+    })
+    expect(calls).toEqual({ supported: 1, verify: 0, settle: 0 })
+  })
+
+  it('leaves out a rail the facilitator does not support', async () => {
+    const { call, link } = setup({}, [SOLANA])
+    const e = (await rejection(call(undefined, undefined))) as PaymentRequiredError
+    expect(e.paymentRequired.accepts.map((a) => a.network)).toEqual([SOLANA])
+    expect(link.status().rails).toEqual([
+      { id: 'evm', network: 'eip155:8453', live: false },
+      { id: 'solana', network: SOLANA, live: true },
+    ])
+  })
+
+  it('fails closed with 503 when the facilitator supports neither rail', async () => {
+    const { call } = setup({}, ['eip155:1'])
+    expect(await rejection(call(undefined, undefined))).toBeInstanceOf(FacilitatorUnavailableError)
+  })
+
+  it('fails closed when /supported is unreachable, and fails fast while it stays down', async () => {
+    const { call, calls } = setup({
+      supported: async () => {
+        throw new TypeError('fetch failed')
+      },
+    })
+    expect(await rejection(call(undefined, undefined))).toBeInstanceOf(FacilitatorUnavailableError)
+    expect(await rejection(call(undefined, undefined))).toBeInstanceOf(FacilitatorUnavailableError)
+    expect(calls.supported).toBe(1)
+  })
+
+  it('fails closed with no facilitator configured', async () => {
+    const link = createFacilitatorLink({ url: undefined, timeoutMs: 1000, rails })
+    const gate = createPaymentGate({ link, guard: createMemoryGuard() })
+    const error = await rejection(
+      gate.execute({
+        tool: echoTool as ToolDefinition,
+        transport: 'http',
+        input: {},
+        payment: undefined,
+        resource: { url: 'x' },
+      }),
+    )
+    expect(error).toBeInstanceOf(FacilitatorUnavailableError)
+    expect(link.status().state).toBe('unconfigured')
+  })
+
+  it('rejects invalid input before any facilitator call', async () => {
+    const { call, calls, pay } = setup()
+    const error = await rejection(call({ text: 1 }, await pay()))
+    expect(error).toBeInstanceOf(InvalidInputError)
+    expect((error as InvalidInputError).issues).toEqual([
+      { path: '/text', message: 'Invalid input: expected string, received number' },
+    ])
+    expect(calls.verify + calls.settle).toBe(0)
+  })
+
+  it('verifies, runs, settles and reports events in order', async () => {
+    const { call, calls, events, pay } = setup()
+    const out = await call({ text: 'abc' }, await pay(1))
+    expect(out.result).toEqual({ upper: 'ABC' })
+    expect(out.settlement).toEqual({
+      success: true,
+      transaction: '0xtx',
+      network: SOLANA,
+      payer: '0xPAYER',
+    })
+    expect(calls).toEqual({ supported: 1, verify: 1, settle: 1 })
+    expect(events.map((e) => [e.outcome, e.network, e.amount, e.tool, e.payer])).toEqual([
+      ['verified', SOLANA, '1000', 'echo', '0xPAYER'],
+      ['settled', SOLANA, '1000', 'echo', '0xPAYER'],
+    ])
+  })
+
+  it('never settles a call whose tool failed, and lets the payment be reused', async () => {
+    const { call, calls, events, pay } = setup()
+    const payment = await pay()
+    const error = await rejection(call({ text: 'boom' }, payment))
+    expect(error).toBeInstanceOf(ToolError)
+    expect(calls.settle).toBe(0)
+    expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
+    const retry = await call({ text: 'ok' }, payment)
+    expect(retry.result).toEqual({ upper: 'OK' })
+  })
+
+  it('rejects a payment that matches no rail (underpaid) without calling the facilitator', async () => {
+    const { call, calls, pay } = setup()
+    const payment = await pay()
+    payment.accepted = { ...payment.accepted, amount: '999' }
+    const e = (await rejection(call({ text: 'a' }, payment))) as PaymentRequiredError
+    expect(e.code).toBe('invalid_payment')
+    expect(calls.verify).toBe(0)
+  })
+
+  it('rejects a payment that is not a PaymentPayload', async () => {
+    const { call } = setup()
+    const e = (await rejection(call({ text: 'a' }, null))) as PaymentRequiredError
+    expect(e.code).toBe('invalid_payment')
+    expect(e.paymentRequired.error).toBe('invalid_payload')
+  })
+
+  it('passes the facilitator verify reason through unchanged', async () => {
+    const { call, calls, pay } = setup({
+      verify: async () => ({ isValid: false, invalidReason: 'insufficient_funds', payer: '0xP' }),
+    })
+    const e = (await rejection(call({ text: 'a' }, await pay()))) as PaymentRequiredError
+    expect(e.code).toBe('payment_verification_failed')
+    expect(e.paymentRequired.error).toBe('insufficient_funds')
+    expect(calls.settle).toBe(0)
+  })
+
+  it('treats a facilitator 4xx VerifyError as a verdict and a 5xx as an outage', async () => {
+    const verdict = setup({
+      verify: async () => {
+        throw new VerifyError(400, {
+          isValid: false,
+          invalidReason: 'invalid_exact_evm_payload_signature',
+        })
+      },
+    })
+    const e = (await rejection(
+      verdict.call({ text: 'a' }, await verdict.pay()),
+    )) as PaymentRequiredError
+    expect(e.paymentRequired.error).toBe('invalid_exact_evm_payload_signature')
+    const outage = setup({
+      verify: async () => {
+        throw new VerifyError(502, { isValid: false, invalidReason: 'upstream' })
+      },
+    })
+    expect(await rejection(outage.call({ text: 'a' }, await outage.pay()))).toBeInstanceOf(
+      FacilitatorUnavailableError,
+    )
+  })
+
+  it('withholds the result when settlement fails and keeps the payment claimed', async () => {
+    const { call, calls, events, pay } = setup({
+      settle: async () => ({
+        success: false,
+        errorReason: 'invalid_transaction_state',
+        transaction: '',
+        network: 'eip155:8453',
+      }),
+    })
+    const payment = await pay()
+    const e = (await rejection(call({ text: 'a' }, payment))) as PaymentRequiredError
+    expect(e.code).toBe('settlement_failed')
+    expect(e.extras.settlement?.errorReason).toBe('invalid_transaction_state')
+    expect(JSON.stringify(e)).not.toContain('"A"')
+    expect(events.map((x) => x.outcome)).toEqual(['verified', 'settle_failed'])
+    const again = (await rejection(call({ text: 'a' }, payment))) as PaymentRequiredError
+    expect(again.code).toBe('duplicate_settlement')
+    expect(calls.settle).toBe(1)
+  })
+
+  it('maps a SettleError 4xx to settlement_failed and a settle timeout to 503', async () => {
+    const rejected = setup({
+      settle: async () => {
+        throw new SettleError(400, {
+          success: false,
+          errorReason: 'insufficient_funds',
+          transaction: '',
+          network: 'eip155:8453',
+        })
+      },
+    })
+    const e = (await rejection(
+      rejected.call({ text: 'a' }, await rejected.pay()),
+    )) as PaymentRequiredError
+    expect(e.code).toBe('settlement_failed')
+    const timedOut = setup({
+      settle: async () => {
+        throw new Error('Facilitator settle request timed out after 1000ms')
+      },
+    })
+    expect(await rejection(timedOut.call({ text: 'a' }, await timedOut.pay()))).toBeInstanceOf(
+      FacilitatorUnavailableError,
+    )
+    expect(timedOut.link.status().state).toBe('unavailable')
+  })
+
+  it('lets exactly one of two concurrent calls with the same payment through', async () => {
+    const { call, calls, pay } = setup()
+    const payment = await pay()
+    const results = await Promise.allSettled([
+      call({ text: 'a' }, payment),
+      call({ text: 'a' }, payment),
+    ])
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
+    const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
+    expect((rejected.reason as PaymentRequiredError).code).toBe('duplicate_settlement')
+    expect(calls.settle).toBe(1)
+  })
+})
+
+describe('memory guard', () => {
+  it('holds a settled key for exactly the duplicate window', async () => {
+    let t = 1_000_000
+    const guard = createMemoryGuard(() => t)
+    expect(await guard.claim('k')).toBe(true)
+    await guard.hold('k')
+    t += DUPLICATE_WINDOW_MS - 1
+    expect(await guard.claim('k')).toBe(false)
+    t += 1
+    expect(await guard.claim('k')).toBe(true)
+  })
+
+  it('frees a released key at once', async () => {
+    const guard = createMemoryGuard(() => 0)
+    expect(await guard.claim('k')).toBe(true)
+    await guard.release('k')
+    expect(await guard.claim('k')).toBe(true)
+  })
+})

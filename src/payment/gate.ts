@@ -1,0 +1,328 @@
+import { PaymentPayloadV2Schema } from '@x402/core/schemas'
+import type {
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  ResourceInfo,
+  SettleResponse,
+} from '@x402/core/types'
+import { SettleError, VerifyError } from '@x402/core/types'
+import type { z } from 'zod'
+import { logger } from '../logger.js'
+import { systemEnv, type ToolDefinition, type ToolEnv, ToolError } from '../tools/types.js'
+import {
+  FacilitatorUnavailableError,
+  type InputCheck,
+  type InputIssue,
+  InvalidInputError,
+  PaymentRequiredError,
+} from './errors.js'
+import type { FacilitatorLink, LiveState } from './facilitator.js'
+import { paymentKey, type SettlementGuard } from './guard.js'
+
+/** Outcome of a verified paid call, as recorded by telemetry. */
+export type PaymentOutcome = 'verified' | 'settled' | 'settle_failed' | 'tool_failed_unsettled'
+
+/**
+ * A payment event: emitted with `verified` after a successful verify, then exactly one of
+ * `settled`, `settle_failed` or `tool_failed_unsettled`. `payer` is the raw address: observers
+ * must hash it before it is stored anywhere.
+ */
+export interface PaymentEvent {
+  tool: string
+  transport: 'http' | 'mcp'
+  /** CAIP-2 network of the rail used. */
+  network: string
+  /** Atomic USDC units. */
+  amount: string
+  outcome: PaymentOutcome
+  payer?: string
+}
+
+/** Receives payment events. A `settled` event is awaited before the result is released. */
+export type PaymentObserver = (event: PaymentEvent) => Promise<void>
+
+/** One paid tool call, from either transport. */
+export interface PaidCall {
+  tool: ToolDefinition
+  transport: 'http' | 'mcp'
+  /** The parsed JSON body or MCP arguments; `undefined` when the request carried none. */
+  input: unknown
+  /** Why the input could not be read at all (e.g. malformed JSON), for the free input check. */
+  inputProblem?: string
+  /** The presented PaymentPayload (decoded, not yet validated); `undefined` when none. */
+  payment: unknown
+  /** `resource` of the PaymentRequired (url is the public endpoint URL or the MCP tool URL). */
+  resource: ResourceInfo
+  /** PaymentRequired extensions (bazaar discovery info). */
+  extensions?: Record<string, unknown>
+}
+
+/** A settled call: the tool result and the facilitator's SettleResponse. */
+export interface PaidResult {
+  result: unknown
+  settlement: SettleResponse
+}
+
+/**
+ * The payment gate: the rules of a paid call, written once for HTTP and MCP.
+ *
+ * 1. no payment -> {@link PaymentRequiredError} `payment_required` (both rails, plus the free
+ *    input check when a body came with it);
+ * 2. invalid input -> {@link InvalidInputError}, and the facilitator is never called;
+ * 3. the duplicate-settlement guard claims the payment;
+ * 4. verify with the facilitator (bounded) -> unreachable: {@link FacilitatorUnavailableError};
+ * 5. run the tool -> a {@link ToolError} is rethrown and nothing is settled;
+ * 6. settle (bounded) -> failed: `settlement_failed`, the result is withheld;
+ * 7. the `settled` telemetry event is awaited;
+ * 8. the result is released with the SettleResponse.
+ */
+export interface PaymentGate {
+  /**
+   * Runs a paid call.
+   *
+   * @throws {PaymentRequiredError} 402 cases
+   * @throws {InvalidInputError} input does not match the tool's schema
+   * @throws {ToolError} the tool rejected its input (never settled)
+   * @throws {FacilitatorUnavailableError} fail-closed 503
+   */
+  execute(call: PaidCall): Promise<PaidResult>
+  /** Validates input against a tool's schema without running it (the free pre-payment check). */
+  checkInput(tool: ToolDefinition, input: unknown): InputCheck
+  link: FacilitatorLink
+}
+
+/** Options of {@link createPaymentGate}. */
+export interface PaymentGateOptions {
+  link: FacilitatorLink
+  guard: SettlementGuard
+  observer?: PaymentObserver
+  env?: ToolEnv
+}
+
+/**
+ * Converts Zod issues to JSON Pointer paths (RFC 6901).
+ *
+ * @example
+ * toInputIssues(error) // [{ path: '/operations/0/type', message: 'Invalid option: …' }]
+ */
+export function toInputIssues(error: z.ZodError): InputIssue[] {
+  return error.issues.map((issue) => ({
+    path: issue.path
+      .map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`)
+      .join(''),
+    message: issue.message,
+  }))
+}
+
+/**
+ * Creates the payment gate.
+ *
+ * @example
+ * const gate = createPaymentGate({ link, guard: createMemoryGuard() })
+ * const { result, settlement } = await gate.execute({ tool, transport: 'http', input, payment, resource })
+ */
+export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
+  const { link, guard } = options
+  const env = options.env ?? systemEnv
+
+  const emit = async (event: PaymentEvent) => {
+    if (!options.observer) return
+    try {
+      await options.observer(event)
+    } catch (error) {
+      // Telemetry never fails a paid call.
+      logger.error({ err: String(error), outcome: event.outcome }, 'payment observer failed')
+    }
+  }
+
+  function checkInput(tool: ToolDefinition, input: unknown): InputCheck {
+    const parsed = tool.input.safeParse(input)
+    return parsed.success
+      ? { valid: true, errors: [] }
+      : { valid: false, errors: toInputIssues(parsed.error) }
+  }
+
+  async function execute(call: PaidCall): Promise<PaidResult> {
+    const { tool, extensions } = call
+    const state: LiveState = await link.ready()
+    const requirements = await state.accepts(tool.price)
+    const paymentRequired = (error: string): Promise<PaymentRequired> =>
+      state.server.createPaymentRequiredResponse(requirements, call.resource, error, extensions)
+
+    if (call.payment === undefined) {
+      const inputCheck: InputCheck | undefined = call.inputProblem
+        ? { valid: false, errors: [{ path: '', message: call.inputProblem }] }
+        : call.input === undefined
+          ? undefined
+          : checkInput(tool, call.input)
+      throw new PaymentRequiredError(
+        'payment_required',
+        `Payment required: ${tool.path} costs ${tool.price} atomic USDC`,
+        await paymentRequired('Payment required'),
+        inputCheck ? { inputCheck } : {},
+      )
+    }
+
+    const decoded = PaymentPayloadV2Schema.safeParse(call.payment)
+    if (!decoded.success) {
+      throw new PaymentRequiredError(
+        'invalid_payment',
+        'The payment is not a valid x402 v2 PaymentPayload',
+        await paymentRequired('invalid_payload'),
+      )
+    }
+    // Validated, but forwarded as received: the schema strips keys the facilitator may need.
+    const payment = call.payment as PaymentPayload
+
+    const parsed = tool.input.safeParse(call.input ?? {})
+    if (!parsed.success) throw new InvalidInputError(toInputIssues(parsed.error))
+
+    const offered = await paymentRequired('Payment required')
+    const matched = state.server.findMatchingRequirements(requirements, payment)
+    if (!matched) {
+      throw new PaymentRequiredError(
+        'invalid_payment',
+        'The payment matches none of the offered rails (scheme, network, amount, asset or payTo)',
+        await paymentRequired('No matching payment requirements'),
+      )
+    }
+    const echo = state.server.validateExtensions(offered, payment)
+    if (!echo.valid) {
+      throw new PaymentRequiredError(
+        'invalid_payment',
+        `The payment altered the "${echo.extensionKey}" extension it echoes`,
+        await paymentRequired(echo.invalidReason),
+      )
+    }
+
+    const key = paymentKey(payment)
+    if (!(await guard.claim(key))) {
+      throw new PaymentRequiredError(
+        'duplicate_settlement',
+        'This payment is already being settled or was settled in the last 120 seconds',
+        await paymentRequired('duplicate_settlement'),
+      )
+    }
+    const event = { tool: tool.id, transport: call.transport, network: matched.network }
+
+    let payer: string | undefined
+    try {
+      const verified = await verify(state, payment, matched, extensions)
+      payer = verified.payer
+      if (!verified.isValid) {
+        const reason = verified.invalidReason ?? 'invalid_payment'
+        throw new PaymentRequiredError(
+          'payment_verification_failed',
+          `The facilitator rejected the payment: ${reason}`,
+          await paymentRequired(reason),
+        )
+      }
+    } catch (error) {
+      await guard.release(key)
+      throw error
+    }
+    await emit({ ...event, amount: matched.amount, outcome: 'verified', payer })
+
+    let result: unknown
+    try {
+      result = tool.run(parsed.data, env)
+    } catch (error) {
+      await guard.release(key)
+      await emit({ ...event, amount: matched.amount, outcome: 'tool_failed_unsettled', payer })
+      if (error instanceof ToolError) throw error
+      logger.error({ tool: tool.id, err: String(error) }, 'tool threw an unexpected error')
+      throw new ToolError('tool_failed', 'The tool failed on this input; nothing was charged')
+    }
+
+    let settlement: SettleResponse
+    try {
+      settlement = await settle(state, payment, matched, extensions)
+    } catch (error) {
+      await guard.hold(key)
+      await emit({ ...event, amount: matched.amount, outcome: 'settle_failed', payer })
+      throw error
+    }
+    await guard.hold(key)
+    if (!settlement.success) {
+      await emit({ ...event, amount: matched.amount, outcome: 'settle_failed', payer })
+      const reason = settlement.errorReason ?? 'settlement_failed'
+      throw new PaymentRequiredError(
+        'settlement_failed',
+        `Settlement failed: ${reason}; the result is withheld`,
+        await paymentRequired(reason),
+        { settlement },
+      )
+    }
+    await emit({
+      ...event,
+      amount: settlement.amount ?? matched.amount,
+      outcome: 'settled',
+      payer: settlement.payer ?? payer,
+    })
+    return { result, settlement }
+  }
+
+  async function verify(
+    state: LiveState,
+    payment: PaymentPayload,
+    requirements: PaymentRequirements,
+    extensions: Record<string, unknown> | undefined,
+  ) {
+    try {
+      const response = await state.server.verifyPayment(payment, requirements, extensions)
+      link.observe()
+      return response
+    } catch (error) {
+      // A facilitator 4xx carrying a VerifyResponse is a verdict on the payment, not an outage.
+      if (error instanceof VerifyError && error.statusCode < 500) {
+        link.observe()
+        return {
+          isValid: false,
+          invalidReason: error.invalidReason ?? 'invalid_payment',
+          ...(error.payer ? { payer: error.payer } : {}),
+        }
+      }
+      link.observe(error)
+      logger.warn({ err: describe(error) }, 'facilitator verify failed')
+      throw new FacilitatorUnavailableError(
+        'Payment facilitator is unavailable; nothing was run or charged',
+      )
+    }
+  }
+
+  async function settle(
+    state: LiveState,
+    payment: PaymentPayload,
+    requirements: PaymentRequirements,
+    extensions: Record<string, unknown> | undefined,
+  ): Promise<SettleResponse> {
+    try {
+      const response = await state.server.settlePayment(payment, requirements, extensions)
+      link.observe()
+      return response
+    } catch (error) {
+      if (error instanceof SettleError && error.statusCode < 500) {
+        link.observe()
+        return {
+          success: false,
+          errorReason: error.errorReason ?? 'settlement_failed',
+          transaction: error.transaction ?? '',
+          network: requirements.network,
+          ...(error.payer ? { payer: error.payer } : {}),
+        }
+      }
+      link.observe(error)
+      logger.warn({ err: describe(error) }, 'facilitator settle failed')
+      throw new FacilitatorUnavailableError(
+        'Payment facilitator is unavailable during settlement; the result is withheld',
+      )
+    }
+  }
+
+  return { execute, checkInput, link }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+}

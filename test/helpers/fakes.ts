@@ -1,0 +1,117 @@
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  SettleResponse,
+  SupportedResponse,
+  VerifyResponse,
+} from '@x402/core/types'
+import { z } from 'zod'
+import { createFacilitatorLink } from '../../src/payment/facilitator.js'
+import { createPaymentGate, type PaymentEvent } from '../../src/payment/gate.js'
+import { createMemoryGuard } from '../../src/payment/guard.js'
+import { configuredRails } from '../../src/payment/rails.js'
+import { type ToolDefinition, ToolError } from '../../src/tools/types.js'
+
+// Test doubles for unit tests of our own adapters (gate, HTTP, MCP). End-to-end tests use the
+// real SDK facilitator on local chains instead.
+
+export const FAKE_SOLANA = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
+export const FAKE_FEE_PAYER = 'EwWqGE4ZFKLofuestmU4LDdK7XM1N4ALgdZccwYugwGd'
+
+/** The rails of the fakes: both configured, EVM first. */
+export const fakeRails = configuredRails({
+  payToEvm: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+  payToSolana: '2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4',
+  usdcEvm: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+  usdcSolana: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+  solanaNetwork: FAKE_SOLANA,
+  railOrder: ['evm', 'solana'],
+})
+
+/** A tiny tool: upper-cases `text` (at most 10 chars); refuses "boom" with ToolError `boom`. */
+export const echoTool: ToolDefinition<{ text: string }, { upper: string }> = {
+  id: 'echo',
+  path: '/echo',
+  mcpName: 'payload_echo',
+  operationId: 'echo',
+  price: '1000',
+  title: 'Echo',
+  description: 'Upper-cases text.',
+  input: z.object({ text: z.string().max(10) }).strict(),
+  output: z.object({ upper: z.string() }),
+  examples: [{ text: 'abc' }],
+  limits: ['text: at most 10 characters'],
+  run: ({ text }) => {
+    if (text === 'boom') throw new ToolError('boom', 'tool refused')
+    return { upper: text.toUpperCase() }
+  },
+}
+
+/** Scripted facilitator answers; each defaults to success. */
+export interface FacilitatorScript {
+  supported?: () => Promise<SupportedResponse>
+  verify?: () => Promise<VerifyResponse>
+  settle?: () => Promise<SettleResponse>
+}
+
+/**
+ * A payment gate over a scripted FacilitatorClient, with call counters and recorded events.
+ *
+ * @param script - overrides of the facilitator answers
+ * @param supportedNetworks - CAIP-2 networks `/supported` lists
+ */
+export function fakeGate(
+  script: FacilitatorScript = {},
+  supportedNetworks = ['eip155:8453', FAKE_SOLANA],
+) {
+  const calls = { supported: 0, verify: 0, settle: 0 }
+  const client = {
+    async getSupported(): Promise<SupportedResponse> {
+      calls.supported++
+      if (script.supported) return script.supported()
+      return {
+        kinds: supportedNetworks.map((network) => ({
+          x402Version: 2,
+          scheme: 'exact',
+          network: network as `${string}:${string}`,
+          ...(network.startsWith('solana') ? { extra: { feePayer: FAKE_FEE_PAYER } } : {}),
+        })),
+        extensions: [],
+        signers: {},
+      }
+    },
+    async verify(): Promise<VerifyResponse> {
+      calls.verify++
+      return script.verify ? script.verify() : { isValid: true, payer: '0xPAYER' }
+    },
+    async settle(_p: PaymentPayload, r: PaymentRequirements): Promise<SettleResponse> {
+      calls.settle++
+      if (script.settle) return script.settle()
+      return { success: true, transaction: '0xtx', network: r.network, payer: '0xPAYER' }
+    },
+  }
+  const link = createFacilitatorLink({
+    url: 'http://fake',
+    timeoutMs: 1000,
+    rails: fakeRails,
+    client,
+  })
+  const events: PaymentEvent[] = []
+  const gate = createPaymentGate({
+    link,
+    guard: createMemoryGuard(),
+    observer: async (e) => {
+      events.push(e)
+    },
+  })
+  /** A PaymentPayload accepted on rail `index` (0 = EVM, 1 = Solana) with a unique `nonce`. */
+  const pay = async (index = 0, nonce = 'n1', price = '1000'): Promise<PaymentPayload> => {
+    const state = await link.ready()
+    const accepted = (await state.accepts(price))[index]
+    if (!accepted) throw new Error('no rail')
+    return { x402Version: 2, accepted, payload: { nonce } }
+  }
+  return { gate, link, calls, events, pay }
+}
+
+export type { PaymentEvent }
