@@ -5,6 +5,7 @@ import {
 } from '@x402/core/http'
 import { describe, expect, it } from 'vitest'
 import { echoTool, type FacilitatorScript, fakeGate } from '../../test/helpers/fakes.js'
+import { json } from '../../test/helpers/json.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { createApp, MAX_BODY_BYTES } from './app.js'
 
@@ -45,7 +46,7 @@ describe('paid HTTP routes', () => {
       ['eip155:8453', '1000'],
       ['solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', '1000'],
     ])
-    expect(await res.json()).toEqual({
+    expect(await json(res)).toEqual({
       ok: false,
       code: 'payment_required',
       error: 'Payment required: /echo costs 1000 atomic USDC',
@@ -55,10 +56,10 @@ describe('paid HTTP routes', () => {
   it('adds the free input check to a 402 when the unpaid request has a body', async () => {
     const { post } = setup()
     const valid = await post('{"text":"abc"}')
-    expect((await valid.json()).input_check).toEqual({ valid: true, errors: [] })
+    expect((await json(valid)).input_check).toEqual({ valid: true, errors: [] })
     const malformed = await post('{"text":')
     expect(malformed.status).toBe(402)
-    const check = (await malformed.json()).input_check
+    const check = (await json(malformed)).input_check
     expect(check.valid).toBe(false)
     expect(check.errors[0].path).toBe('')
     expect(check.errors[0].message).toMatch(/^Malformed JSON body: /)
@@ -68,7 +69,7 @@ describe('paid HTTP routes', () => {
     const { paid } = setup()
     const res = await paid('{"text":"abc"}')
     expect(res.status).toBe(200)
-    expect(await res.json()).toEqual({ ok: true, result: { upper: 'ABC' } })
+    expect(await json(res)).toEqual({ ok: true, result: { upper: 'ABC' } })
     expect(decodePaymentResponseHeader(res.headers.get('PAYMENT-RESPONSE') ?? '')).toEqual({
       success: true,
       transaction: '0xtx',
@@ -81,10 +82,10 @@ describe('paid HTTP routes', () => {
     const { paid, calls } = setup()
     const res = await paid('{"text":')
     expect(res.status).toBe(400)
-    expect((await res.json()).code).toBe('invalid_json')
+    expect((await json(res)).code).toBe('invalid_json')
     const empty = await paid('', 'n2')
     expect(empty.status).toBe(400)
-    expect(await empty.json()).toEqual({
+    expect(await json(empty)).toEqual({
       ok: false,
       code: 'invalid_json',
       error: 'A JSON request body is required',
@@ -96,7 +97,7 @@ describe('paid HTTP routes', () => {
     const { paid, calls } = setup()
     const res = await paid('{"text":"abc","extra":1}')
     expect(res.status).toBe(400)
-    const body = await res.json()
+    const body = await json(res)
     expect(body.code).toBe('invalid_request')
     expect(body.issues).toEqual([{ path: '', message: 'Unrecognized key: "extra"' }])
     expect(calls.verify).toBe(0)
@@ -106,7 +107,7 @@ describe('paid HTTP routes', () => {
     const { paid, calls } = setup()
     const res = await paid('{"text":"boom"}')
     expect(res.status).toBe(400)
-    expect(await res.json()).toEqual({ ok: false, code: 'boom', error: 'tool refused' })
+    expect(await json(res)).toEqual({ ok: false, code: 'boom', error: 'tool refused' })
     expect(calls).toEqual({ supported: 1, verify: 1, settle: 0 })
   })
 
@@ -136,7 +137,7 @@ describe('paid HTTP routes', () => {
     const { post } = setup()
     const res = await post('{"text":"abc"}', { 'PAYMENT-SIGNATURE': 'not base64 !' })
     expect(res.status).toBe(402)
-    expect((await res.json()).code).toBe('invalid_payment')
+    expect((await json(res)).code).toBe('invalid_payment')
   })
 
   it('fails closed with 503 when the facilitator is down', async () => {
@@ -147,7 +148,7 @@ describe('paid HTTP routes', () => {
     })
     const res = await paid('{"text":"abc"}')
     expect(res.status).toBe(503)
-    expect(await res.json()).toEqual({
+    expect(await json(res)).toEqual({
       ok: false,
       code: 'facilitator_unavailable',
       error: 'Payment facilitator is unavailable; nothing was run or charged',
@@ -159,7 +160,7 @@ describe('paid HTTP routes', () => {
     const { post } = setup()
     const res = await post(`{"text":"${'a'.repeat(MAX_BODY_BYTES)}"}`)
     expect(res.status).toBe(413)
-    expect(await res.json()).toEqual({
+    expect(await json(res)).toEqual({
       ok: false,
       code: 'payload_too_large',
       error: 'The body exceeds 1 MiB',
@@ -170,6 +171,6 @@ describe('paid HTTP routes', () => {
     const { app } = setup()
     const res = await app.request('/nope', { method: 'POST' })
     expect(res.status).toBe(404)
-    expect(await res.json()).toEqual({ ok: false, code: 'not_found', error: 'Not found' })
+    expect(await json(res)).toEqual({ ok: false, code: 'not_found', error: 'Not found' })
   })
 })

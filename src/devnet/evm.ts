@@ -1,0 +1,82 @@
+import type { Address, Hex } from 'viem'
+import { type BASE_CHAIN_ID, type DevAccount, devAccount, startAnvil } from './anvil.js'
+import { BASE_NETWORK } from './evm-facilitator.js'
+import { installMulticall3 } from './multicall3.js'
+import { installUsdc, mintUsdc, USDC_ADDRESS, usdcBalance } from './usdc.js'
+
+/** A local chain that answers as Base mainnet, with USDC and Multicall3 at their Base addresses. */
+export interface EvmDevnet {
+  /** anvil JSON-RPC endpoint. */
+  rpcUrl: string
+  chainId: typeof BASE_CHAIN_ID
+  /** CAIP-2 network id for PaymentRequirements. */
+  network: typeof BASE_NETWORK
+  /** USDC token (FiatTokenV2_2, EIP-712 name "USD Coin", version "2", 6 decimals). */
+  usdcAddress: Address
+  /** Key of dev account 0, which holds 10 000 ETH for settlement gas. */
+  facilitatorPrivateKey: Hex
+  facilitatorAddress: Address
+  /** Dev account 1: a payTo that starts with 0 USDC. */
+  payTo: Address
+  /** Dev accounts 2, 3, …: payers, each minted `payerBalance` USDC. They hold ETH but need none. */
+  payers: DevAccount[]
+  /** USDC balance of `address`, in atomic units. */
+  usdcBalance(address: Address): Promise<bigint>
+  /** Mints `amount` atomic units of USDC to `address`. */
+  mint(address: Address, amount: bigint): Promise<void>
+  /** Stops the chain; all state is lost. */
+  stop(): Promise<void>
+}
+
+export interface StartEvmDevnetOptions {
+  /** anvil port; default a free one. */
+  port?: number
+  /** Number of funded payers; default 3. */
+  payers?: number
+  /** USDC minted to each payer, atomic units; default 100 USDC (`100_000_000n`). */
+  payerBalance?: bigint
+}
+
+/**
+ * Starts anvil as chain 8453 and installs USDC (with EIP-3009) and Multicall3 at their Base
+ * mainnet addresses, so the SDK's `exact` EVM scheme verifies and settles on it unchanged.
+ *
+ * @example
+ * const devnet = await startEvmDevnet()
+ * const facilitator = new x402Facilitator()
+ * registerDevEvmScheme(facilitator, { rpcUrl: devnet.rpcUrl, privateKey: devnet.facilitatorPrivateKey })
+ * // … pay from devnet.payers[0] to devnet.payTo …
+ * await devnet.stop()
+ *
+ * @throws Error if anvil does not start or a setup transaction fails (anvil is stopped first)
+ */
+export async function startEvmDevnet(options: StartEvmDevnetOptions = {}): Promise<EvmDevnet> {
+  const payerCount = options.payers ?? 3
+  const payerBalance = options.payerBalance ?? 100_000_000n
+  const anvil = await startAnvil({ port: options.port })
+  const { rpcUrl } = anvil
+  const facilitator = devAccount(0)
+  const payers = Array.from({ length: payerCount }, (_, i) => devAccount(2 + i))
+  try {
+    await Promise.all([installUsdc(rpcUrl), installMulticall3(rpcUrl)])
+    if (payerBalance > 0n) {
+      await Promise.all(payers.map((p) => mintUsdc(rpcUrl, p.address, payerBalance)))
+    }
+  } catch (err) {
+    await anvil.stop()
+    throw err
+  }
+  return {
+    rpcUrl,
+    chainId: anvil.chainId,
+    network: BASE_NETWORK,
+    usdcAddress: USDC_ADDRESS,
+    facilitatorPrivateKey: facilitator.privateKey,
+    facilitatorAddress: facilitator.address,
+    payTo: devAccount(1).address,
+    payers,
+    usdcBalance: (address) => usdcBalance(rpcUrl, address),
+    mint: (address, amount) => mintUsdc(rpcUrl, address, amount),
+    stop: anvil.stop,
+  }
+}

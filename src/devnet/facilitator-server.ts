@@ -1,0 +1,143 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { getRequestListener } from '@hono/node-server'
+import type { x402Facilitator } from '@x402/core/facilitator'
+import { isPaymentPayload, isPaymentRequirements } from '@x402/core/schemas'
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import { type Context, Hono } from 'hono'
+import { logger } from '../logger.js'
+
+/** A facilitator listening on HTTP. */
+export interface FacilitatorServer {
+  /** Base URL without a trailing slash, e.g. `http://127.0.0.1:40123`; give it to `HTTPFacilitatorClient`. */
+  url: string
+  /** Closes the listener and every open connection; later requests are refused. Idempotent. */
+  stop(): Promise<void>
+}
+
+export interface FacilitatorServerOptions {
+  /** TCP port; default 0 (the OS picks a free one). */
+  port?: number
+  /** Interface; default `127.0.0.1`. */
+  host?: string
+}
+
+interface FacilitatorRequest {
+  paymentPayload: PaymentPayload
+  paymentRequirements: PaymentRequirements
+}
+
+/**
+ * The x402 v2 facilitator HTTP API (x402 specification v2 §7) over an SDK `x402Facilitator`,
+ * whatever schemes and networks are registered on it:
+ *
+ * - `GET /supported` → 200 `SupportedResponse` (`{ kinds, extensions, signers }`)
+ * - `POST /verify` with `{ x402Version, paymentPayload, paymentRequirements }` → 200 `VerifyResponse`
+ * - `POST /settle` with the same body → 200 `SettleResponse`
+ *
+ * A rejected payment is still a 200 (`isValid: false` / `success: false`), exactly as
+ * `HTTPFacilitatorClient` from `@x402/core` expects. A body that is not JSON or not a PaymentPayload
+ * plus PaymentRequirements (checked with the SDK's own schemas) gets 400 `{ error }`; an exception
+ * thrown by the facilitator (e.g. no scheme registered for the network) gets 500 `{ error }`.
+ *
+ * Logs method, path, status, scheme, network and duration only, never payloads or payers.
+ */
+export function createFacilitatorApp(facilitator: x402Facilitator): Hono {
+  const app = new Hono()
+
+  app.get('/supported', (c) => c.json(facilitator.getSupported()))
+
+  app.post('/verify', (c) =>
+    handle(c, 'verify', (req) => facilitator.verify(req.paymentPayload, req.paymentRequirements)),
+  )
+  app.post('/settle', (c) =>
+    handle(c, 'settle', (req) => facilitator.settle(req.paymentPayload, req.paymentRequirements)),
+  )
+
+  return app
+}
+
+/**
+ * Serves {@link createFacilitatorApp} on a Node HTTP server.
+ *
+ * @example
+ * const server = await startFacilitatorServer(facilitator)
+ * const client = new HTTPFacilitatorClient({ url: server.url })
+ * // …
+ * await server.stop()
+ *
+ * @throws the listen error (e.g. EADDRINUSE) if the port cannot be bound
+ */
+export async function startFacilitatorServer(
+  facilitator: x402Facilitator,
+  options: FacilitatorServerOptions = {},
+): Promise<FacilitatorServer> {
+  const host = options.host ?? '127.0.0.1'
+  const server = createServer(getRequestListener(createFacilitatorApp(facilitator).fetch))
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const { port } = server.address() as AddressInfo
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  logger.debug({ port }, 'facilitator listening')
+
+  let stopping: Promise<void> | undefined
+  const stop = (): Promise<void> => {
+    stopping ??= new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      // close() only stops accepting; drop keep-alive and in-flight sockets so a "facilitator
+      // down" test sees refused or reset connections at once.
+      server.closeAllConnections()
+    })
+    return stopping
+  }
+  return { url, stop }
+}
+
+async function handle(
+  c: Context,
+  op: 'verify' | 'settle',
+  run: (req: FacilitatorRequest) => Promise<object>,
+): Promise<Response> {
+  const started = performance.now()
+  const req = parseRequest(await c.req.json().catch(() => undefined))
+  if (typeof req === 'string') {
+    logger.info({ op, status: 400 }, 'facilitator rejected request')
+    return c.json({ error: req }, 400)
+  }
+  const { scheme, network } = req.paymentRequirements
+  try {
+    const result = await run(req)
+    const ms = Math.round(performance.now() - started)
+    logger.info({ op, status: 200, scheme, network, ms }, 'facilitator answered')
+    return c.json(result)
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err)
+    const name = err instanceof Error ? err.name : typeof err
+    logger.warn({ op, status: 500, scheme, network, err: name }, 'facilitator threw')
+    return c.json({ error }, 500)
+  }
+}
+
+/** The request body per spec §7.1, or a reason it is malformed. */
+function parseRequest(body: unknown): FacilitatorRequest | string {
+  if (typeof body !== 'object' || body === null) return 'body must be a JSON object'
+  const { x402Version, paymentPayload, paymentRequirements } = body as Record<string, unknown>
+  if (!isPaymentPayload(paymentPayload)) return 'paymentPayload is not a valid PaymentPayload'
+  if (!isPaymentRequirements(paymentRequirements)) {
+    return 'paymentRequirements is not a valid PaymentRequirements'
+  }
+  if (x402Version !== paymentPayload.x402Version) {
+    return 'x402Version must equal paymentPayload.x402Version'
+  }
+  // The SDK guards validate V1 and V2 shapes without stripping fields; x402Facilitator routes on
+  // x402Version itself, and its signature takes the v2 types for both.
+  return {
+    paymentPayload: paymentPayload as PaymentPayload,
+    paymentRequirements: paymentRequirements as PaymentRequirements,
+  }
+}

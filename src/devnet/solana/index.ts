@@ -1,0 +1,111 @@
+import type { Address } from '@solana/kit'
+import { lamports } from '@solana/kit'
+import type { Network } from '@x402/core/types'
+import { FailedTransactionMetadata, LiteSVM } from 'litesvm'
+import { createDevKeypair, type DevKeypair } from './keys.js'
+import { startSolanaRpc } from './rpc-server.js'
+import { createUsdcMint, mintUsdc, readUsdcBalance, USDC_MINT } from './usdc.js'
+
+export type { DevKeypair } from './keys.js'
+export { USDC_DECIMALS, USDC_MINT } from './usdc.js'
+
+/** CAIP-2 identifier of Solana mainnet, the network the devnet poses as. */
+export const SOLANA_MAINNET: Network = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
+
+/** Lamports the fee payer starts with: 10 SOL, about 2,000 payments at 5,000 lamports each. */
+const FEE_PAYER_LAMPORTS = 10_000_000_000n
+
+/** Options of {@link startSolanaDevnet}. */
+export interface SolanaDevnetOptions {
+  /** RPC port; 0 (default) picks a free one. */
+  port?: number
+  /** How many funded payers to create (default 3). */
+  payers?: number
+  /** Atomic USDC each payer starts with (default 100_000_000n, i.e. 100 USDC). */
+  payerUsdc?: bigint
+  /**
+   * Label the deterministic account keys derive from (default `'default'`); the same seed always
+   * gives the same fee payer, payTo and payer addresses.
+   */
+  seed?: string
+}
+
+/** A running local Solana network with USDC, see {@link startSolanaDevnet}. */
+export interface SolanaDevnet {
+  /** JSON-RPC endpoint over HTTP. */
+  rpcUrl: string
+  /** CAIP-2 network the devnet poses as: Solana mainnet. */
+  network: Network
+  /** The USDC mint, at its mainnet address (6 decimals, SPL Token program). */
+  usdcMint: Address
+  /** The facilitator's fee payer, funded with 10 SOL. */
+  feePayer: DevKeypair
+  /** Receiving wallet; its USDC ATA exists with balance 0. */
+  payTo: Address
+  /** Paying wallets, each with a USDC ATA holding `payerUsdc` and no SOL (the fee payer pays fees). */
+  payers: DevKeypair[]
+  /** The underlying litesvm instance, for tests that need to bend the chain (expire blockhashes…). */
+  svm: LiteSVM
+  /** How many times each RPC method was called. */
+  methodCalls(): Record<string, number>
+  /** Atomic USDC in `owner`'s ATA (0n if it has none). */
+  usdcBalance(owner: Address): Promise<bigint>
+  /** Credits `amount` atomic USDC to `owner`'s ATA, creating the ATA if needed. */
+  mint(owner: Address, amount: bigint): Promise<void>
+  /** Stops the RPC server. */
+  stop(): Promise<void>
+}
+
+/**
+ * Starts a local Solana network for dev and tests: litesvm (real SPL Token, Associated Token,
+ * Memo and ComputeBudget programs) behind a JSON-RPC server, with the USDC mint at its mainnet
+ * address, a funded fee payer, a payTo wallet and funded payers. Accounts derive from `seed`, so
+ * their keys are public: never use them on a real cluster.
+ *
+ * @example
+ * const devnet = await startSolanaDevnet()
+ * registerDevSvmScheme(facilitator, {
+ *   rpcUrl: devnet.rpcUrl,
+ *   feePayerSecretKey: devnet.feePayer.secretKey,
+ *   network: devnet.network,
+ * })
+ * await devnet.usdcBalance(devnet.payTo) // 0n
+ * await devnet.stop()
+ */
+export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Promise<SolanaDevnet> {
+  const { port = 0, payers: payerCount = 3, payerUsdc = 100_000_000n, seed = 'default' } = options
+  const svm = new LiteSVM()
+
+  const [feePayer, payTo, mintAuthority, ...payers] = await Promise.all([
+    createDevKeypair(`${seed}/fee-payer`),
+    createDevKeypair(`${seed}/pay-to`),
+    createDevKeypair(`${seed}/usdc-mint-authority`),
+    ...Array.from({ length: payerCount }, (_, i) => createDevKeypair(`${seed}/payer-${i}`)),
+  ])
+  if (feePayer === undefined || payTo === undefined || mintAuthority === undefined) {
+    throw new Error('startSolanaDevnet: key derivation failed')
+  }
+
+  const airdrop = svm.airdrop(feePayer.address, lamports(FEE_PAYER_LAMPORTS))
+  if (airdrop === null || airdrop instanceof FailedTransactionMetadata) {
+    throw new Error('startSolanaDevnet: funding the fee payer failed')
+  }
+  createUsdcMint(svm, mintAuthority.address)
+  await mintUsdc(svm, payTo.address, 0n)
+  for (const payer of payers) await mintUsdc(svm, payer.address, payerUsdc)
+
+  const server = await startSolanaRpc(svm, { port })
+  return {
+    rpcUrl: server.rpcUrl,
+    network: SOLANA_MAINNET,
+    usdcMint: USDC_MINT,
+    feePayer,
+    payTo: payTo.address,
+    payers,
+    svm,
+    methodCalls: server.methodCalls,
+    usdcBalance: (owner) => readUsdcBalance(svm, owner),
+    mint: (owner, amount) => mintUsdc(svm, owner, amount),
+    stop: server.stop,
+  }
+}

@@ -1,0 +1,88 @@
+import { x402Facilitator } from '@x402/core/facilitator'
+import { type EvmDevnet, startEvmDevnet } from './evm.js'
+import { registerDevEvmScheme } from './evm-facilitator.js'
+import { type FacilitatorServer, startFacilitatorServer } from './facilitator-server.js'
+import { freePort } from './ports.js'
+import { registerDevSvmScheme } from './solana/facilitator-scheme.js'
+import { type SolanaDevnet, startSolanaDevnet } from './solana/index.js'
+
+/**
+ * Everything a paid call needs, offline: a local Base chain (anvil, chain id 8453, USDC at the real
+ * address), a local Solana VM (litesvm behind a JSON-RPC server, USDC at the real mint), and the
+ * official `@x402/core` facilitator with the EVM and SVM `exact` schemes, served over HTTP.
+ */
+export interface DevStack {
+  evm: EvmDevnet
+  solana: SolanaDevnet
+  /** Base URL of the facilitator (`/verify`, `/settle`, `/supported`). */
+  facilitatorUrl: string
+  /**
+   * The service's environment for this stack: FACILITATOR_URL and both payTo addresses (the USDC
+   * addresses and the Solana network are the defaults, as on mainnet).
+   */
+  serviceEnv: Record<string, string>
+  /** Stops the facilitator server (tests of the fail-closed path); the chains keep running. */
+  stopFacilitator(): Promise<void>
+  /** Starts the facilitator again on the same URL. */
+  startFacilitator(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** Options of {@link startDevStack}. */
+export interface DevStackOptions {
+  /** Payers per chain, each funded with 100 USDC (default 3). */
+  payers?: number
+  /** Facilitator port; a free one by default. */
+  facilitatorPort?: number
+}
+
+/**
+ * Starts the whole local stack. Dev and tests only.
+ *
+ * @example
+ * const stack = await startDevStack()
+ * const config = loadConfig({ ...stack.serviceEnv, PORT: '0' })
+ * // … pay with stack.evm.payers[0].privateKey or stack.solana.payers[0].secretKey
+ * await stack.stop()
+ */
+export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
+  const payers = options.payers ?? 3
+  const [evm, solana] = await Promise.all([
+    startEvmDevnet({ payers }),
+    startSolanaDevnet({ payers }),
+  ])
+  const facilitator = new x402Facilitator()
+  registerDevEvmScheme(facilitator, { rpcUrl: evm.rpcUrl, privateKey: evm.facilitatorPrivateKey })
+  registerDevSvmScheme(facilitator, {
+    rpcUrl: solana.rpcUrl,
+    feePayerSecretKey: solana.feePayer.secretKey,
+    network: solana.network,
+  })
+  const port = options.facilitatorPort ?? (await freePort())
+  let server: FacilitatorServer | undefined = await startFacilitatorServer(facilitator, { port })
+  const facilitatorUrl = server.url
+
+  return {
+    evm,
+    solana,
+    facilitatorUrl,
+    serviceEnv: {
+      FACILITATOR_URL: facilitatorUrl,
+      PAY_TO_EVM: evm.payTo,
+      PAY_TO_SOLANA: solana.payTo,
+      SOLANA_NETWORK: solana.network,
+    },
+    async stopFacilitator() {
+      await server?.stop()
+      server = undefined
+    },
+    async startFacilitator() {
+      server ??= await startFacilitatorServer(facilitator, { port })
+    },
+    async stop() {
+      await server?.stop()
+      server = undefined
+      await Promise.all([evm.stop(), solana.stop()])
+    },
+  }
+}
