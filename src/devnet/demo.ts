@@ -1,0 +1,106 @@
+/**
+ * `npm run dev`: the service with a paying demo, offline.
+ *
+ * Starts a local Base chain and a local Solana VM (USDC at the real addresses), the official x402
+ * facilitator with the EVM and SVM `exact` schemes, and the service; then a funded demo payer
+ * pays for every tool once on each rail and the commands to try are printed. Ctrl-C stops it all.
+ */
+import { serve } from '@hono/node-server'
+import { getBase58Decoder } from '@solana/kit'
+import { decodePaymentResponseHeader } from '@x402/core/http'
+import { loadConfig } from '../config.js'
+import { logger } from '../logger.js'
+import { createService } from '../service.js'
+import { catalog } from '../tools/catalog.js'
+import { paidFetch } from './payer.js'
+import { startDevStack } from './stack.js'
+
+const out = (line = '') => process.stdout.write(`${line}\n`)
+
+async function main(): Promise<void> {
+  // Keep the demo's table readable; LOG_LEVEL=info shows every request and facilitator call.
+  logger.level = process.env.LOG_LEVEL ?? 'warn'
+  const started = performance.now()
+  const stack = await startDevStack()
+  const config = loadConfig({ ...process.env, ...stack.serviceEnv })
+  const { app } = createService(config)
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host })
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve)
+    server.once('error', reject)
+  })
+  const base = config.publicBaseUrl
+  const evmPayer = stack.evm.payers[0]
+  const svmPayer = stack.solana.payers[0]
+  if (!evmPayer || !svmPayer) throw new Error('the dev stack has no payers')
+  out(`Payload Tools dev stack up in ${Math.round(performance.now() - started)} ms`)
+  out(`  service      ${base}`)
+  out(`  facilitator  ${stack.facilitatorUrl}  (official @x402/core facilitator, exact EVM + SVM)`)
+  out(`  Base chain   ${stack.evm.rpcUrl}  (anvil, chain id 8453, USDC ${stack.evm.usdcAddress})`)
+  out(`  Solana       ${stack.solana.rpcUrl}  (litesvm, USDC ${stack.solana.usdcMint})`)
+  out()
+
+  const solanaSecret = getBase58Decoder().decode(svmPayer.secretKey)
+  const rails = [
+    { rail: 'evm' as const, keys: { evmPrivateKey: evmPayer.privateKey } },
+    {
+      rail: 'solana' as const,
+      keys: {
+        solana: {
+          secretKey: svmPayer.secretKey,
+          rpcUrl: stack.solana.rpcUrl,
+          network: stack.solana.network,
+        },
+      },
+    },
+  ]
+  for (const { rail, keys } of rails) {
+    out(`Demo payer pays for every tool on ${rail === 'evm' ? 'Base' : 'Solana'}:`)
+    const pay = await paidFetch(keys, rail)
+    for (const tool of catalog) {
+      const t0 = performance.now()
+      const res = await pay(`${base}${tool.path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(tool.examples[0]),
+      })
+      const ms = Math.round(performance.now() - t0)
+      const receipt = res.headers.get('PAYMENT-RESPONSE')
+      const tx = receipt ? decodePaymentResponseHeader(receipt).transaction.slice(0, 18) : '-'
+      const body = JSON.stringify((await res.json()) as unknown)
+      out(
+        `  ${res.status} ${tool.path.padEnd(17)} ${String(ms).padStart(4)} ms  tx ${tx}…  ${body.slice(0, 70)}…`,
+      )
+    }
+  }
+  const [evmBalance, svmBalance] = await Promise.all([
+    stack.evm.usdcBalance(stack.evm.payTo),
+    stack.solana.usdcBalance(stack.solana.payTo),
+  ])
+  out(`payTo balances: Base ${evmBalance} atomic USDC, Solana ${svmBalance} atomic USDC`)
+  out()
+  out('Try it:')
+  out(`  curl -i -X POST ${base}/hash -H 'Content-Type: application/json' -d '{"input":"abc"}'`)
+  out(`  PAYER_PRIVATE_KEY=${evmPayer.privateKey} SERVICE_URL=${base} \\`)
+  out(`    npm run pay -- hash '{"input":"abc"}'`)
+  out(
+    `  PAYER_SOLANA_SECRET_KEY=${solanaSecret} SOLANA_RPC_URL=${stack.solana.rpcUrl} SERVICE_URL=${base} \\`,
+  )
+  out(`    npm run pay -- --rail solana pipeline '{"input":"hi","operations":[{"type":"sha256"}]}'`)
+  out(`  curl ${base}/health`)
+  out()
+  out('Ctrl-C stops the service, the chains and the facilitator.')
+
+  const stop = async () => {
+    server.close()
+    await stack.stop()
+    process.exit(0)
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+}
+
+main().catch((error: unknown) => {
+  logger.fatal({ err: error instanceof Error ? error.stack : String(error) }, 'dev stack failed')
+  process.exit(1)
+})

@@ -1,0 +1,58 @@
+import { createKeyPairSignerFromBytes } from '@solana/kit'
+import { x402Client } from '@x402/core/client'
+import type { Network, PaymentRequirements } from '@x402/core/types'
+import { ExactEvmScheme } from '@x402/evm/exact/client'
+import { wrapFetchWithPayment } from '@x402/fetch'
+import { ExactSvmScheme } from '@x402/svm/exact/client'
+import type { Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+
+/** Which rail a client should choose when the 402 offers both. */
+export type Preference = 'evm' | 'solana'
+
+const prefer =
+  (family: Preference) =>
+  (_version: number, offered: PaymentRequirements[]): PaymentRequirements => {
+    const prefix = family === 'evm' ? 'eip155:' : 'solana:'
+    const chosen = offered.find((r) => r.network.startsWith(prefix)) ?? offered[0]
+    if (!chosen) throw new Error('no payment requirements offered')
+    return chosen
+  }
+
+/** Keys of a payer on each chain; either may be absent. */
+export interface PayerKeys {
+  evmPrivateKey?: Hex
+  solana?: { secretKey: Uint8Array; rpcUrl: string; network: Network }
+}
+
+/**
+ * An official x402 client (`x402Client`) with the `exact` EVM and/or SVM client schemes.
+ *
+ * @param keys - the payer's keys (a Solana payer needs the RPC for the mint and blockhash)
+ * @param preference - the rail to choose when both are offered
+ */
+export async function payerClient(
+  keys: PayerKeys,
+  preference: Preference = 'evm',
+): Promise<x402Client> {
+  const client = new x402Client(prefer(preference))
+  if (keys.evmPrivateKey) {
+    client.register('eip155:8453', new ExactEvmScheme(privateKeyToAccount(keys.evmPrivateKey)))
+  }
+  if (keys.solana) {
+    const signer = await createKeyPairSignerFromBytes(keys.solana.secretKey)
+    client.register(keys.solana.network, new ExactSvmScheme(signer, { rpcUrl: keys.solana.rpcUrl }))
+  }
+  return client
+}
+
+/**
+ * `fetch` that pays 402s with the official `@x402/fetch` wrapper.
+ *
+ * @example
+ * const pay = await paidFetch({ evmPrivateKey: stack.evm.payers[0].privateKey })
+ * const res = await pay(`${baseUrl}/hash`, { method: 'POST', body: '{"input":"abc"}' })
+ */
+export async function paidFetch(keys: PayerKeys, preference: Preference = 'evm') {
+  return wrapFetchWithPayment(fetch, await payerClient(keys, preference))
+}
