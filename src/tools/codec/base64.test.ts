@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest'
+import { ToolError } from '../types.js'
+import { decodeBase64Strict, encodeBase64, encodeBase64Url } from './base64.js'
+
+const text = (value: string) => new TextEncoder().encode(value)
+const str = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
+
+// RFC 4648 section 10 test vectors.
+const RFC4648 = [
+  ['', ''],
+  ['f', 'Zg=='],
+  ['fo', 'Zm8='],
+  ['foo', 'Zm9v'],
+  ['foob', 'Zm9vYg=='],
+  ['fooba', 'Zm9vYmE='],
+  ['foobar', 'Zm9vYmFy'],
+] as const
+
+function errorOf(fn: () => unknown): ToolError {
+  try {
+    fn()
+  } catch (error) {
+    if (error instanceof ToolError) return error
+    throw error
+  }
+  throw new Error('expected a ToolError')
+}
+
+describe('encodeBase64 / encodeBase64Url', () => {
+  it.each(RFC4648)('RFC 4648 section 10: %j -> %j', (plain, encoded) => {
+    expect(encodeBase64(text(plain))).toBe(encoded)
+    expect(encodeBase64Url(text(plain))).toBe(encoded.replace(/=+$/, ''))
+  })
+
+  it('uses - and _ in the URL alphabet', () => {
+    expect(encodeBase64(new Uint8Array([0xfb, 0xff]))).toBe('+/8=')
+    expect(encodeBase64Url(new Uint8Array([0xfb, 0xff]))).toBe('-_8')
+  })
+})
+
+describe('decodeBase64Strict', () => {
+  it.each(RFC4648)('RFC 4648 section 10: %j <- %j (padded and unpadded)', (plain, encoded) => {
+    expect(str(decodeBase64Strict(encoded).bytes)).toBe(plain)
+    expect(str(decodeBase64Strict(encoded.replace(/=+$/, '')).bytes)).toBe(plain)
+  })
+
+  it('reports alphabet and padding', () => {
+    expect(decodeBase64Strict('+/8=')).toMatchObject({ alphabet: 'standard', padded: true })
+    expect([...decodeBase64Strict('-_8').bytes]).toEqual([0xfb, 0xff])
+    expect(decodeBase64Strict('-_8')).toMatchObject({ alphabet: 'url', padded: false })
+    expect(decodeBase64Strict('Zm9v')).toMatchObject({ alphabet: 'standard', padded: false })
+  })
+
+  it('ignores ASCII whitespace anywhere, including inside padding', () => {
+    expect(str(decodeBase64Strict(' Zm9v\r\nYmE\t=\n').bytes)).toBe('fooba')
+    expect(str(decodeBase64Strict('Zg= =').bytes)).toBe('f')
+  })
+
+  it('names an invalid character and its offset in the original text', () => {
+    const error = errorOf(() => decodeBase64Strict('Zm 9*v'))
+    expect(error.code).toBe('invalid_base64')
+    expect(error.details).toEqual({ reason: 'invalid_character', offset: 4 })
+    expect(error.message).toBe('invalid character "*" (U+002A) at offset 4')
+    expect(errorOf(() => decodeBase64Strict('Zm9€')).message).toBe(
+      'invalid character "€" (U+20AC) at offset 3',
+    )
+  })
+
+  it('counts bytes and names the byte in byte mode', () => {
+    const error = errorOf(() => decodeBase64Strict('Zm\xc3', 'byte'))
+    expect(error.message).toBe('invalid byte 0xC3 at offset 2')
+    expect(error.details).toEqual({ reason: 'invalid_character', offset: 2 })
+  })
+
+  it('rejects mixing the standard and URL-safe alphabets', () => {
+    const error = errorOf(() => decodeBase64Strict('ab+c-d=='))
+    expect(error.details).toEqual({ reason: 'mixed_alphabet', offset: 4 })
+    expect(errorOf(() => decodeBase64Strict('_a/b')).details).toEqual({
+      reason: 'mixed_alphabet',
+      offset: 2,
+    })
+  })
+
+  it('rejects padding that is not at the end', () => {
+    expect(errorOf(() => decodeBase64Strict('Zg==Zg==')).details).toEqual({
+      reason: 'misplaced_padding',
+      offset: 2,
+    })
+    expect(errorOf(() => decodeBase64Strict('Z=g=')).details?.reason).toBe('misplaced_padding')
+  })
+
+  it('rejects a wrong amount of padding', () => {
+    expect(errorOf(() => decodeBase64Strict('Zg=')).details).toEqual({
+      reason: 'bad_padding',
+      offset: 2,
+    })
+    expect(errorOf(() => decodeBase64Strict('Zm9v=')).details?.reason).toBe('bad_padding')
+    expect(errorOf(() => decodeBase64Strict('Zm9v====')).details?.reason).toBe('bad_padding')
+    expect(errorOf(() => decodeBase64Strict('Z===')).details?.reason).toBe('bad_padding')
+    expect(errorOf(() => decodeBase64Strict('=')).details?.reason).toBe('bad_padding')
+  })
+
+  it('rejects a length of 1 mod 4', () => {
+    const error = errorOf(() => decodeBase64Strict('Zm9vY'))
+    expect(error.details).toEqual({ reason: 'bad_length', offset: 4 })
+    expect(errorOf(() => decodeBase64Strict('A')).details).toEqual({
+      reason: 'bad_length',
+      offset: 0,
+    })
+  })
+})

@@ -1,0 +1,96 @@
+import { ToolError } from './types.js'
+import { firstLoneSurrogate } from './unicode.js'
+
+/** What {@link inspectJson} learned about a JSON value. */
+export interface JsonStats {
+  /** Deepest nesting of arrays and objects (a scalar is 0, `[1]` is 1). */
+  depth: number
+  /** Length of the longest array anywhere in the value (0 when there is none). */
+  longestArray: number
+}
+
+interface Frame {
+  value: unknown
+  depth: number
+  parent: Frame | undefined
+  key: string
+}
+
+function pointerOf(frame: Frame | undefined, field: string): string {
+  const parts: string[] = []
+  for (let f = frame; f?.parent; f = f.parent) {
+    parts.push(f.key.replace(/~/g, '~0').replace(/\//g, '~1'))
+  }
+  return `${field}${parts.length ? '/' : ''}${parts.reverse().join('/')}`
+}
+
+/**
+ * Walks a parsed JSON value without recursion (the value may be nested thousands of levels deep
+ * before we know it), checking that every string and key is well-formed Unicode and that nesting
+ * stays within `maxDepth`.
+ *
+ * @example inspectJson({ a: [1, 2] }, { field: '/value', maxDepth: 128, tooDeep: 'value_too_deep' })
+ * // { depth: 2, longestArray: 2 }
+ * @param options.field - JSON Pointer prefix used in error details, e.g. "/value"
+ * @param options.tooDeep - error code when nesting exceeds `maxDepth`
+ * @throws {ToolError} `invalid_unicode` with `{ field, offset }`, where field is the JSON Pointer of
+ *   the string or of the object holding the bad key; `tooDeep` with `{ field, limit }`
+ */
+export function inspectJson(
+  value: unknown,
+  options: { field: string; maxDepth: number; tooDeep: string },
+): JsonStats {
+  const stats: JsonStats = { depth: 0, longestArray: 0 }
+  const stack: Frame[] = [{ value, depth: 0, parent: undefined, key: '' }]
+  for (let frame = stack.pop(); frame; frame = stack.pop()) {
+    const current = frame.value
+    if (typeof current === 'string') {
+      checkString(current, frame, options.field)
+      continue
+    }
+    if (current === null || typeof current !== 'object') continue
+    const depth = frame.depth + 1
+    if (depth > options.maxDepth) {
+      const field = pointerOf(frame, options.field)
+      throw new ToolError(
+        options.tooDeep,
+        `${field || 'value'} is nested more than ${options.maxDepth} levels deep`,
+        { field, limit: options.maxDepth },
+      )
+    }
+    if (depth > stats.depth) stats.depth = depth
+    if (Array.isArray(current)) {
+      if (current.length > stats.longestArray) stats.longestArray = current.length
+      for (let i = current.length - 1; i >= 0; i--) {
+        stack.push({ value: current[i], depth, parent: frame, key: String(i) })
+      }
+      continue
+    }
+    const entries = Object.entries(current)
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i] as [string, unknown]
+      const offset = firstLoneSurrogate(key)
+      if (offset !== -1) {
+        const field = pointerOf(frame, options.field)
+        throw new ToolError(
+          'invalid_unicode',
+          `an object key in ${field || 'value'} is not well-formed Unicode: lone surrogate at offset ${offset}`,
+          { field, offset },
+        )
+      }
+      stack.push({ value: child, depth, parent: frame, key })
+    }
+  }
+  return stats
+}
+
+function checkString(text: string, frame: Frame, prefix: string): void {
+  const offset = firstLoneSurrogate(text)
+  if (offset === -1) return
+  const field = pointerOf(frame, prefix)
+  throw new ToolError(
+    'invalid_unicode',
+    `${field || 'value'} is not well-formed Unicode: lone surrogate at offset ${offset}`,
+    { field, offset },
+  )
+}

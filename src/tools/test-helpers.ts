@@ -1,0 +1,20 @@
+import { ToolError } from './types.js'
+
+/**
+ * Runs `fn` and returns the ToolError it throws; fails the test when it throws anything else or
+ * nothing. For tests only.
+ *
+ * @example expect(toolErrorOf(() => hash(bad)).code).toBe('invalid_unicode')
+ */
+export function toolErrorOf(fn: () => unknown): ToolError {
+  try {
+    fn()
+  } catch (error) {
+    if (error instanceof ToolError) return error
+    throw error
+  }
+  throw new Error('expected a ToolError, but nothing was thrown')
+}
+
+/** A fixed clock for tests: 2023-11-14T22:13:20Z. */
+export const fixedEnv = { nowSeconds: () => 1_700_000_000 }
