@@ -1,0 +1,30 @@
+/**
+ * Paid-usage telemetry: payment events in SQLite or PostgreSQL, aggregates for GET /stats.
+ * Imports nothing of ours except the logger.
+ */
+export {
+  CLOSE_FLUSH_TIMEOUT_MS,
+  READ_TIMEOUT_MS,
+  RETRY_INTERVAL_MS,
+  STATS_CACHE_MS,
+  TELEMETRY_BUFFER_LIMIT,
+  WRITE_TIMEOUT_MS,
+} from './limits.js'
+export { formatUsdc } from './money.js'
+export { payerKey, resolveSalt, type SaltSource } from './payer-key.js'
+export { createTelemetryStore, type TelemetryStoreOptions } from './store.js'
+export {
+  createTelemetry,
+  type Telemetry,
+  type TelemetryHealth,
+  type TelemetryOptions,
+} from './telemetry.js'
+export {
+  type Money,
+  type Outcome,
+  type PaymentEvent,
+  type Stats,
+  type TelemetryStore,
+  TelemetryUnavailableError,
+  type Transport,
+} from './types.js'

@@ -1,0 +1,26 @@
+/**
+ * Most events held in memory while the store is down: 10,000 (about 3 MB). Events arriving while
+ * the buffer is full are dropped, counted in `health().dropped` and logged as counts only.
+ */
+export const TELEMETRY_BUFFER_LIMIT = 10_000
+
+/** Upper bound on one write (insert or ping) in milliseconds, so a hung database cannot hang a paid call. */
+export const WRITE_TIMEOUT_MS = 2_000
+
+/** Upper bound on one aggregate query for GET /stats, in milliseconds. */
+export const READ_TIMEOUT_MS = 5_000
+
+/** Upper bound on running the migrations, in milliseconds. */
+export const MIGRATE_TIMEOUT_MS = 30_000
+
+/** How long GET /stats figures are served from cache, in milliseconds (published as `cache_seconds`). */
+export const STATS_CACHE_MS = 2_000
+
+/** How often the buffer is retried while the store is down, in milliseconds. */
+export const RETRY_INTERVAL_MS = 1_000
+
+/** How long `close()` may spend flushing the buffer, in milliseconds. */
+export const CLOSE_FLUSH_TIMEOUT_MS = 5_000
+
+/** Rows per insert statement when flushing the buffer. */
+export const FLUSH_BATCH_SIZE = 500

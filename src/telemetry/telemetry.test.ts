@@ -1,0 +1,701 @@
+import { createHmac, randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { logger } from '../logger.js'
+import { createTelemetryStore } from './store.js'
+import { createTelemetry, type Telemetry, type TelemetryOptions } from './telemetry.js'
+import { type EventRow, type PaymentEvent, type Stats, TelemetryUnavailableError } from './types.js'
+
+const PG_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test'
+const BASE = 'eip155:8453'
+const SOLANA = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
+/** EVM address in EIP-55 checksummed spelling, a Solana base58 public key, another EVM one. */
+const PAYER_A = '0xAb5801a7D398351b8bE11C439e05C5B3259aeC9B'
+const PAYER_B = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM'
+const PAYER_C = '0x52908400098527886E0F7030069857D2E4169EE7'
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+/** 2025-06-15T12:00:00.000Z */
+const NOW = Date.UTC(2025, 5, 15, 12)
+
+/** Test-only control over one real backend. */
+interface Fixture {
+  databaseUrl: string | undefined
+  dataDir: string
+  /** Makes the real store unavailable: `hang` answers nothing, `refuse` refuses connections. */
+  down(kind: 'hang' | 'refuse'): Promise<void>
+  up(): Promise<void>
+  /** Every value of every column of every table, as text. */
+  dumpAll(): Promise<string[]>
+  /** Raw bytes of the database files, when the backend keeps them locally. */
+  files(): Buffer[]
+  count(sql: string): Promise<number>
+  cleanup(): Promise<void>
+}
+
+/**
+ * SQLite fixture. Down = another connection holds the write lock (`BEGIN EXCLUSIVE`), as a backup
+ * tool or the sqlite3 shell would: our writes fail with SQLITE_BUSY after the busy timeout.
+ */
+async function sqliteFixture(): Promise<Fixture> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'telemetry-test-'))
+  const file = join(dataDir, 'telemetry.sqlite')
+  let locker: Database.Database | undefined
+  const read = <T>(fn: (db: Database.Database) => T): T => {
+    const db = new Database(file, { readonly: true })
+    try {
+      return fn(db)
+    } finally {
+      db.close()
+    }
+  }
+  return {
+    databaseUrl: undefined,
+    dataDir,
+    async down() {
+      locker = new Database(file, { timeout: 5_000 })
+      locker.exec('BEGIN EXCLUSIVE')
+    },
+    async up() {
+      locker?.exec('COMMIT')
+      locker?.close()
+      locker = undefined
+    },
+    async dumpAll() {
+      return read((db) => {
+        const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as {
+          name: string
+        }[]
+        return tables.flatMap(({ name }) =>
+          (db.prepare(`SELECT * FROM "${name}"`).all() as Record<string, unknown>[]).flatMap(
+            (row) => Object.values(row).map((v) => String(v)),
+          ),
+        )
+      })
+    },
+    files() {
+      return [file, `${file}-wal`, `${file}-shm`]
+        .filter((f) => existsSync(f))
+        .map((f) => readFileSync(f))
+    },
+    async count(sql) {
+      return read((db) => Number(Object.values(db.prepare(sql).get() as object)[0]))
+    },
+    async cleanup() {
+      locker?.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * A TCP proxy in front of the real PostgreSQL. `hang` stops forwarding on open connections and
+ * accepts new ones without answering (a network partition or a wedged server); `refuse` closes
+ * the listener and every connection (the server is gone); `forward` restores the path.
+ */
+async function createProxy(targetPort: number) {
+  let mode: 'forward' | 'hang' | 'refuse' = 'forward'
+  const pairs = new Set<[Socket, Socket | undefined]>()
+  const onConnection = (client: Socket) => {
+    client.on('error', () => {})
+    if (mode !== 'forward') {
+      pairs.add([client, undefined])
+      return
+    }
+    const upstream = tcpConnect(targetPort, '127.0.0.1')
+    upstream.on('error', () => client.destroy())
+    client.on('close', () => upstream.destroy())
+    upstream.on('close', () => client.destroy())
+    client.pipe(upstream)
+    upstream.pipe(client)
+    pairs.add([client, upstream])
+  }
+  let server: Server = createServer(onConnection)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  const destroyAll = () => {
+    for (const [client, upstream] of pairs) {
+      client.destroy()
+      upstream?.destroy()
+    }
+    pairs.clear()
+  }
+  return {
+    port,
+    async set(next: 'forward' | 'hang' | 'refuse') {
+      if (next === 'hang') {
+        for (const [client, upstream] of pairs) {
+          if (!upstream) continue
+          client.unpipe(upstream)
+          upstream.unpipe(client)
+          client.pause()
+          upstream.pause()
+        }
+      }
+      if (next === 'refuse') {
+        destroyAll()
+        await new Promise<void>((resolve) => server.close(() => resolve()))
+      }
+      if (next === 'forward') {
+        destroyAll()
+        if (mode === 'refuse') {
+          server = createServer(onConnection)
+          await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+        }
+      }
+      mode = next
+    },
+    async close() {
+      destroyAll()
+      if (mode !== 'refuse') await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+/** PostgreSQL fixture: a fresh schema per test, reached through {@link createProxy}. */
+async function postgresFixture(): Promise<Fixture> {
+  const schema = `t_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL })
+  await admin.connect()
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  const proxy = await createProxy(5432)
+  const options = encodeURIComponent(`-c search_path=${schema}`)
+  const dataDir = mkdtempSync(join(tmpdir(), 'telemetry-test-'))
+  return {
+    databaseUrl: `postgres://postgres@127.0.0.1:${proxy.port}/test?options=${options}`,
+    dataDir,
+    async down(kind) {
+      await proxy.set(kind)
+    },
+    async up() {
+      await proxy.set('forward')
+    },
+    async dumpAll() {
+      const { rows: columns } = await admin.query(
+        'SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1',
+        [schema],
+      )
+      const values: string[] = []
+      for (const { table_name, column_name } of columns) {
+        const { rows } = await admin.query(
+          `SELECT "${column_name}"::text AS v FROM ${schema}."${table_name}"`,
+        )
+        values.push(...rows.map((r) => String(r.v)))
+      }
+      return values
+    },
+    files: () => [],
+    async count(sql) {
+      await admin.query(`SET search_path = ${schema}`)
+      const { rows } = await admin.query(sql)
+      return Number(Object.values(rows[0] as object)[0])
+    },
+    async cleanup() {
+      await proxy.close()
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+      await admin.end()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function waitFor(predicate: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+const hmac = (salt: string, address: string) =>
+  createHmac('sha256', salt).update(address.toLowerCase()).digest('hex')
+
+/** Both notations of an atomic amount, spelled out by hand. */
+const m = (atomic: string, usdc: string) => ({ atomic, usdc })
+
+/** A verified event followed by its final outcome, as the payment gate records them. */
+function attempt(
+  outcome: 'settled' | 'settle_failed' | 'tool_failed_unsettled',
+  base: Omit<PaymentEvent, 'outcome'>,
+): PaymentEvent[] {
+  return [
+    { ...base, outcome: 'verified' },
+    { ...base, outcome },
+  ]
+}
+
+describe.each([
+  ['sqlite', sqliteFixture],
+  ['postgres', postgresFixture],
+] as const)('telemetry on %s', (backend, makeFixture) => {
+  let fx: Fixture
+  const open: Telemetry[] = []
+
+  async function start(options: TelemetryOptions = {}): Promise<Telemetry> {
+    const telemetry = await createTelemetry({
+      databaseUrl: fx.databaseUrl,
+      dataDir: fx.dataDir,
+      salt: 'test-salt',
+      now: () => NOW,
+      cacheMs: 0,
+      ...options,
+    })
+    open.push(telemetry)
+    return telemetry
+  }
+
+  async function recordAll(telemetry: Telemetry, events: PaymentEvent[]): Promise<void> {
+    for (const event of events) await telemetry.record(event)
+  }
+
+  beforeAll(async () => {
+    fx = await makeFixture()
+  })
+  afterEach(async () => {
+    await fx.up()
+    await Promise.all(open.splice(0).map((t) => t.close()))
+    vi.restoreAllMocks()
+    await fx.cleanup()
+    fx = await makeFixture()
+  })
+  afterAll(async () => {
+    await fx.cleanup()
+  })
+
+  it('computes the exact aggregates of a scripted sequence', async () => {
+    const telemetry = await start()
+    expect(telemetry.health()).toEqual({
+      status: 'ok',
+      backend,
+      buffered: 0,
+      dropped: 0,
+      salt: 'configured',
+    })
+    const http = 'http' as const
+    const mcp = 'mcp' as const
+    await recordAll(telemetry, [
+      // lifetime only (10 days ago)
+      ...attempt('settled', {
+        tool: 'hash',
+        transport: http,
+        network: BASE,
+        amount: '1000',
+        payer: PAYER_A,
+        at: NOW - 10 * DAY,
+      }),
+      // 7 d, 2025-06-12
+      ...attempt('settled', {
+        tool: 'json-validate',
+        transport: mcp,
+        network: BASE,
+        amount: '2000',
+        payer: PAYER_A,
+        at: NOW - 3 * DAY,
+      }),
+      // 24 h, today
+      ...attempt('settled', {
+        tool: 'hash',
+        transport: http,
+        network: SOLANA,
+        amount: '1000',
+        payer: PAYER_B,
+        at: NOW - HOUR,
+      }),
+      ...attempt('settle_failed', {
+        tool: 'text-diff',
+        transport: http,
+        network: SOLANA,
+        amount: '3000',
+        payer: PAYER_B,
+        at: NOW - 2 * HOUR,
+      }),
+      ...attempt('tool_failed_unsettled', {
+        tool: 'jwt-inspect',
+        transport: mcp,
+        network: BASE,
+        amount: '5000',
+        payer: PAYER_C,
+        at: NOW - HOUR / 2,
+      }),
+      // 24 h, today
+      ...attempt('settled', {
+        tool: 'hash',
+        transport: http,
+        network: SOLANA,
+        amount: '1000',
+        payer: PAYER_A,
+        at: NOW - 5 * HOUR,
+      }),
+      // 7 d, 2025-06-13
+      ...attempt('settled', {
+        tool: 'pipeline',
+        transport: http,
+        network: BASE,
+        amount: '1500000',
+        payer: PAYER_C,
+        at: NOW - 2 * DAY,
+      }),
+    ])
+    const { generated_at, ...stats } = await telemetry.stats()
+    expect(generated_at).toBe('2025-06-15T12:00:00.000Z')
+    expect(stats).toEqual({
+      paid_calls: 7,
+      successful_paid_calls: 5,
+      unique_payers: 3,
+      repeat_payers: 1,
+      repeat_paid_calls: 2,
+      repeat_call_rate: 0.4,
+      revenue: {
+        lifetime: m('1505000', '1.505'),
+        last_24h: m('2000', '0.002'),
+        last_7d: m('1504000', '1.504'),
+      },
+      networks: {
+        [BASE]: { calls: 3, revenue: m('1503000', '1.503') },
+        [SOLANA]: { calls: 2, revenue: m('2000', '0.002') },
+      },
+      tools: { hash: { calls: 3 }, 'json-validate': { calls: 1 }, pipeline: { calls: 1 } },
+      daily: [
+        { date: '2025-06-09', calls: 0, revenue: m('0', '0') },
+        { date: '2025-06-10', calls: 0, revenue: m('0', '0') },
+        { date: '2025-06-11', calls: 0, revenue: m('0', '0') },
+        { date: '2025-06-12', calls: 1, revenue: m('2000', '0.002') },
+        { date: '2025-06-13', calls: 1, revenue: m('1500000', '1.5') },
+        { date: '2025-06-14', calls: 0, revenue: m('0', '0') },
+        { date: '2025-06-15', calls: 2, revenue: m('2000', '0.002') },
+      ],
+      window: {
+        last_24h: 'settled events with time in (now-24h, now]',
+        last_7d: 'settled events with time in (now-7d, now]',
+        daily:
+          'settled events per UTC calendar day, 7 days oldest first ending today; today runs from 00:00 UTC to now',
+        cache_seconds: 0,
+      },
+    } satisfies Omit<Stats, 'generated_at'>)
+  })
+
+  it('puts window boundaries on the documented side', async () => {
+    const telemetry = await start()
+    const dailyStart = Date.UTC(2025, 5, 9)
+    const settled = (at: number, amount: string): PaymentEvent => ({
+      tool: 'hash',
+      transport: 'http',
+      network: BASE,
+      amount,
+      outcome: 'settled',
+      payer: PAYER_A,
+      at,
+    })
+    await recordAll(telemetry, [
+      settled(NOW - DAY, '1'), // 24 h: out (exactly now-24h); 7 d: in
+      settled(NOW - DAY + 1, '10'), // 24 h: in
+      settled(NOW - 7 * DAY, '100'), // 7 d: out (exactly now-7d)
+      settled(NOW - 7 * DAY + 1, '1000'), // 7 d: in; daily: out (2025-06-08)
+      settled(NOW, '10000'), // both in (now is inclusive)
+      settled(NOW + 1, '100000'), // future: lifetime only
+      settled(dailyStart, '1000000'), // daily: in (first day starts here)
+      settled(dailyStart - 1, '10000000'), // daily: out; 7 d: in
+    ])
+    const stats = await telemetry.stats()
+    expect(stats.revenue).toEqual({
+      lifetime: m('11111111', '11.111111'),
+      last_24h: m('10010', '0.01001'),
+      last_7d: m('11011011', '11.011011'),
+    })
+    expect(stats.daily).toEqual([
+      { date: '2025-06-09', calls: 1, revenue: m('1000000', '1') },
+      { date: '2025-06-10', calls: 0, revenue: m('0', '0') },
+      { date: '2025-06-11', calls: 0, revenue: m('0', '0') },
+      { date: '2025-06-12', calls: 0, revenue: m('0', '0') },
+      { date: '2025-06-13', calls: 0, revenue: m('0', '0') },
+      { date: '2025-06-14', calls: 2, revenue: m('11', '0.000011') },
+      { date: '2025-06-15', calls: 1, revenue: m('10000', '0.01') },
+    ])
+  })
+
+  it('counts repeat payers from settled events only', async () => {
+    const telemetry = await start()
+    const base = { tool: 'hash', transport: 'http', network: BASE, amount: '1000' } as const
+    const p = (n: number) => `0x${String(n).repeat(40)}`
+    await recordAll(telemetry, [
+      // payer 1: one settled call, plus failures and a bare verify that must not count
+      ...attempt('settled', { ...base, payer: p(1) }),
+      ...attempt('settle_failed', { ...base, payer: p(1) }),
+      ...attempt('tool_failed_unsettled', { ...base, payer: p(1) }),
+      { ...base, outcome: 'verified', payer: p(1) },
+      // payer 2: two settled calls
+      ...attempt('settled', { ...base, payer: p(2) }),
+      ...attempt('settled', { ...base, payer: p(2) }),
+      // payer 3: three settled calls, the checksum spelling must not split the payer
+      ...attempt('settled', { ...base, payer: p(3) }),
+      ...attempt('settled', { ...base, payer: p(3).toUpperCase().replace('0X', '0x') }),
+      ...attempt('settled', { ...base, payer: p(3) }),
+      // payer 4: only failures, never a payer
+      ...attempt('settle_failed', { ...base, payer: p(4) }),
+      ...attempt('settle_failed', { ...base, payer: p(4) }),
+    ])
+    let stats = await telemetry.stats()
+    expect(stats).toMatchObject({
+      paid_calls: 11,
+      successful_paid_calls: 6,
+      unique_payers: 3,
+      repeat_payers: 2,
+      repeat_paid_calls: 3,
+      repeat_call_rate: 0.5,
+    })
+    // A settled call without a payer counts as successful but belongs to no payer.
+    await telemetry.record({ ...base, outcome: 'settled' })
+    stats = await telemetry.stats()
+    expect(stats).toMatchObject({
+      successful_paid_calls: 7,
+      unique_payers: 3,
+      repeat_payers: 2,
+      repeat_paid_calls: 3,
+      repeat_call_rate: 3 / 7,
+    })
+  })
+
+  it('never stores or logs a raw payer address', async () => {
+    const logged: string[] = []
+    for (const level of ['info', 'warn', 'error'] as const) {
+      vi.spyOn(logger, level).mockImplementation((...args: unknown[]) => {
+        logged.push(JSON.stringify(args))
+      })
+    }
+    const telemetry = await start({ writeTimeoutMs: 300, retryIntervalMs: 50 })
+    const base = { tool: 'hash', transport: 'http', network: BASE, amount: '1000' } as const
+    await recordAll(telemetry, [
+      ...attempt('settled', { ...base, payer: PAYER_A }),
+      ...attempt('settled', { ...base, network: SOLANA, payer: PAYER_B }),
+    ])
+    // Also through the buffer path, which logs.
+    await fx.down('refuse')
+    await telemetry.record({ ...base, outcome: 'settled', payer: PAYER_A })
+    await fx.up()
+    await waitFor(() => telemetry.health().status === 'ok')
+    await telemetry.close()
+
+    const values = await fx.dumpAll()
+    expect(values).toContain(hmac('test-salt', PAYER_A))
+    expect(values).toContain(hmac('test-salt', PAYER_B))
+    const haystacks = [
+      values.join('\n'),
+      ...fx.files().map((bytes) => bytes.toString('latin1')),
+      logged.join('\n'),
+    ]
+    expect(logged.length).toBeGreaterThan(0)
+    for (const text of haystacks) {
+      for (const address of [PAYER_A, PAYER_B]) {
+        expect(text).not.toContain(address)
+        expect(text).not.toContain(address.toLowerCase())
+        expect(text).not.toContain(address.slice(2).toLowerCase())
+      }
+    }
+  })
+
+  it('keeps answering while the store is down and flushes every event exactly once', async () => {
+    const telemetry = await start({ writeTimeoutMs: 300, retryIntervalMs: 50 })
+    const event = (amount: string): PaymentEvent => ({
+      tool: 'hash',
+      transport: 'http',
+      network: BASE,
+      amount,
+      outcome: 'settled',
+      payer: PAYER_A,
+    })
+    await telemetry.record(event('1'))
+    await fx.down('hang')
+
+    const durations: number[] = []
+    for (const amount of ['2', '3', '4', '5', '6']) {
+      const started = performance.now()
+      await telemetry.record(event(amount))
+      durations.push(performance.now() - started)
+    }
+    // The first write meets the outage and is cut off by the write timeout (SQLite: the 200 ms
+    // busy timeout); the rest go straight to the buffer.
+    expect(durations[0]).toBeLessThan(800)
+    for (const ms of durations.slice(1)) expect(ms).toBeLessThan(50)
+    expect(telemetry.health()).toMatchObject({ status: 'degraded', buffered: 5, dropped: 0 })
+    await expect(telemetry.stats()).rejects.toBeInstanceOf(TelemetryUnavailableError)
+
+    // Several retries fail while down; nothing is lost or duplicated by them.
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect(telemetry.health().buffered).toBe(5)
+
+    await fx.up()
+    await waitFor(() => telemetry.health().status === 'ok')
+    expect(telemetry.health()).toEqual({
+      status: 'ok',
+      backend,
+      buffered: 0,
+      dropped: 0,
+      salt: 'configured',
+    })
+    expect(await fx.count('SELECT COUNT(*) FROM payment_events')).toBe(6)
+    expect(await fx.count('SELECT COUNT(DISTINCT amount) FROM payment_events')).toBe(6)
+    const stats = await telemetry.stats()
+    expect(stats.successful_paid_calls).toBe(6)
+    expect(stats.revenue.lifetime).toEqual(m('21', '0.000021'))
+  })
+
+  it('drops and counts events beyond the buffer bound', async () => {
+    const telemetry = await start({ writeTimeoutMs: 300, retryIntervalMs: 50, bufferLimit: 5 })
+    await fx.down('refuse')
+    for (let i = 1; i <= 8; i++) {
+      await telemetry.record({
+        tool: 'hash',
+        transport: 'mcp',
+        network: SOLANA,
+        amount: String(i),
+        outcome: 'settled',
+        payer: PAYER_B,
+      })
+    }
+    expect(telemetry.health()).toMatchObject({ status: 'degraded', buffered: 5, dropped: 3 })
+    await fx.up()
+    await waitFor(() => telemetry.health().status === 'ok')
+    expect(telemetry.health()).toMatchObject({ buffered: 0, dropped: 3 })
+    const stats = await telemetry.stats()
+    // The first five (1 + 2 + 3 + 4 + 5) were kept, the last three dropped.
+    expect(stats.successful_paid_calls).toBe(5)
+    expect(stats.revenue.lifetime).toEqual(m('15', '0.000015'))
+  })
+
+  it('starts degraded when the store is down at start, then migrates and flushes', async () => {
+    await fx.down('refuse')
+    const telemetry = await start({ writeTimeoutMs: 300, retryIntervalMs: 50 })
+    expect(telemetry.health()).toMatchObject({ status: 'degraded', buffered: 0 })
+    await telemetry.record({
+      tool: 'base64',
+      transport: 'http',
+      network: BASE,
+      amount: '7',
+      outcome: 'settled',
+    })
+    await expect(telemetry.stats()).rejects.toBeInstanceOf(TelemetryUnavailableError)
+    await fx.up()
+    await waitFor(() => telemetry.health().status === 'ok')
+    expect((await telemetry.stats()).tools).toEqual({ base64: { calls: 1 } })
+  })
+
+  it('flushes the buffer on close', async () => {
+    // No retry before close: only close() can write the buffered events.
+    const telemetry = await start({ writeTimeoutMs: 300, retryIntervalMs: 600_000 })
+    await fx.down('refuse')
+    for (const amount of ['1', '2', '3']) {
+      await telemetry.record({
+        tool: 'hmac',
+        transport: 'http',
+        network: BASE,
+        amount,
+        outcome: 'settled',
+      })
+    }
+    expect(telemetry.health().buffered).toBe(3)
+    await fx.up()
+    await telemetry.close()
+    expect(await fx.count('SELECT COUNT(*) FROM payment_events')).toBe(3)
+    await expect(telemetry.stats()).rejects.toBeInstanceOf(TelemetryUnavailableError)
+  })
+
+  it('closes promptly against a hung store and logs the lost count', async () => {
+    const errors: unknown[] = []
+    vi.spyOn(logger, 'error').mockImplementation((...args: unknown[]) => {
+      errors.push(args[0])
+    })
+    const telemetry = await start({ writeTimeoutMs: 300, retryIntervalMs: 600_000 })
+    await fx.down('hang')
+    for (const amount of ['1', '2']) {
+      await telemetry.record({
+        tool: 'hash',
+        transport: 'http',
+        network: BASE,
+        amount,
+        outcome: 'settled',
+      })
+    }
+    const started = performance.now()
+    await telemetry.close()
+    expect(performance.now() - started).toBeLessThan(1_500)
+    expect(errors).toContainEqual({ lost: 2 })
+  })
+
+  it('serves stats from a short cache and shares one in-flight query', async () => {
+    let now = NOW
+    const telemetry = await start({ cacheMs: 2_000, now: () => now })
+    const settled: PaymentEvent = {
+      tool: 'hash',
+      transport: 'http',
+      network: BASE,
+      amount: '1000',
+      outcome: 'settled',
+    }
+    await telemetry.record(settled)
+    const first = await telemetry.stats()
+    expect(first.window.cache_seconds).toBe(2)
+    await telemetry.record(settled)
+    now += 1_999
+    expect(await telemetry.stats()).toBe(first)
+    now += 1
+    const [a, b] = await Promise.all([telemetry.stats(), telemetry.stats()])
+    expect(a).toBe(b)
+    expect(a.successful_paid_calls).toBe(2)
+  })
+
+  it('migrates idempotently and ignores a row written twice', async () => {
+    const store = createTelemetryStore(fx.databaseUrl, { dataDir: fx.dataDir })
+    try {
+      await store.migrate()
+      await store.migrate()
+      const row: EventRow = {
+        id: '0b8f1c36-5a1e-4d0b-9a55-3c8e2f0d9a11',
+        at: NOW,
+        tool: 'hash',
+        transport: 'http',
+        network: BASE,
+        amount: '9223372036854775807',
+        outcome: 'settled',
+        payerKey: null,
+      }
+      await store.insert([row])
+      await store.insert([row, { ...row, id: '5d7c9a0e-2b4f-4e8a-8c1d-7f6e5a4b3c21', amount: '0' }])
+      expect(await fx.count('SELECT COUNT(*) FROM payment_events')).toBe(2)
+      expect(await fx.count('SELECT COUNT(*) FROM telemetry_schema_version')).toBe(1)
+      // 2^63 - 1 has no exact double: the sum must come back through bigint, not a number.
+      const aggregates = await store.aggregate({
+        now: NOW,
+        dayAgo: NOW - DAY,
+        weekAgo: NOW - 7 * DAY,
+        dailyStart: Date.UTC(2025, 5, 9),
+      })
+      expect(aggregates.revenueLifetime).toBe(2n ** 63n - 1n)
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('ignores invalid events without throwing', async () => {
+    const telemetry = await start()
+    const valid: PaymentEvent = {
+      tool: 'hash',
+      transport: 'http',
+      network: BASE,
+      amount: '1000',
+      outcome: 'settled',
+    }
+    await telemetry.record({ ...valid, amount: '1.5' })
+    await telemetry.record({ ...valid, amount: '-1' })
+    await telemetry.record({ ...valid, tool: '' })
+    await telemetry.record({ ...valid, outcome: 'refunded' as PaymentEvent['outcome'] })
+    await telemetry.record(valid)
+    expect((await telemetry.stats()).successful_paid_calls).toBe(1)
+    expect(telemetry.health()).toMatchObject({ status: 'ok', buffered: 0, dropped: 0 })
+  })
+})

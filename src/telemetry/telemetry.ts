@@ -1,0 +1,321 @@
+import { logger } from '../logger.js'
+import { windowsAt } from './aggregate-sql.js'
+import { toEventRow } from './event-row.js'
+import {
+  CLOSE_FLUSH_TIMEOUT_MS,
+  FLUSH_BATCH_SIZE,
+  RETRY_INTERVAL_MS,
+  STATS_CACHE_MS,
+  TELEMETRY_BUFFER_LIMIT,
+  WRITE_TIMEOUT_MS,
+} from './limits.js'
+import { resolveSalt, type SaltSource } from './payer-key.js'
+import { buildStats } from './stats.js'
+import { createTelemetryStore } from './store.js'
+import {
+  type EventRow,
+  type PaymentEvent,
+  type Stats,
+  type TelemetryStore,
+  TelemetryUnavailableError,
+} from './types.js'
+
+/** Options of {@link createTelemetry}. Durations are milliseconds. */
+export interface TelemetryOptions {
+  /** `DATABASE_URL`: unset or a file path selects SQLite, `postgres://` selects PostgreSQL. */
+  databaseUrl?: string
+  /** `TELEMETRY_SALT`; when unset a development salt is generated under `dataDir`. */
+  salt?: string
+  /** Directory for the default SQLite file and the generated salt; default `./data`. */
+  dataDir?: string
+  /** Clock in epoch milliseconds for event times, windows and the cache; default `Date.now`. */
+  now?: () => number
+  /** Buffer bound; default {@link TELEMETRY_BUFFER_LIMIT}. */
+  bufferLimit?: number
+  /** Stats cache lifetime; default {@link STATS_CACHE_MS}. */
+  cacheMs?: number
+  /** Retry period while the store is down; default {@link RETRY_INTERVAL_MS}. */
+  retryIntervalMs?: number
+  /** Bound on one write; default {@link WRITE_TIMEOUT_MS}. */
+  writeTimeoutMs?: number
+}
+
+/** Last-known telemetry state, for GET /health; computed without I/O. */
+export interface TelemetryHealth {
+  /** `degraded` while the store is failing or events wait in the buffer. */
+  status: 'ok' | 'degraded'
+  backend: 'sqlite' | 'postgres'
+  /** Events waiting in memory for the store. */
+  buffered: number
+  /** Events lost because the buffer was full, since start. */
+  dropped: number
+  /** `generated`: no `TELEMETRY_SALT`; production must set one, identical on every instance. */
+  salt: SaltSource
+}
+
+/** Paid-usage telemetry: records payment events and serves the GET /stats aggregates. */
+export interface Telemetry {
+  /**
+   * Records one payment event; never throws or rejects. While the store is up the row is committed
+   * before this resolves, bounded by the write timeout; a write that fails or times out puts the
+   * row in the buffer and marks the store down. While it is down (until a retry succeeds, at most
+   * `retryIntervalMs` after it recovers) rows go straight to the buffer, so a dead database costs
+   * a paid call at most one write timeout. Invalid events are logged (field name only) and ignored.
+   */
+  record(event: PaymentEvent): Promise<void>
+  /**
+   * Aggregate figures, served from a cache for `cacheMs`; concurrent callers share one query.
+   *
+   * @throws {TelemetryUnavailableError} when the store cannot answer or events are still buffered
+   */
+  stats(): Promise<Stats>
+  /** Last-known state, no I/O. */
+  health(): TelemetryHealth
+  /** Stops retrying, flushes the buffer (at most {@link CLOSE_FLUSH_TIMEOUT_MS}), closes the store. */
+  close(): Promise<void>
+}
+
+/**
+ * Starts telemetry: resolves the payer-key salt, picks the backend from `databaseUrl`, runs the
+ * migrations and starts the buffer retry timer (unref'd). A store that is down at start does not
+ * fail startup: telemetry starts degraded and keeps retrying.
+ *
+ * @example
+ * const telemetry = await createTelemetry({ databaseUrl: process.env.DATABASE_URL,
+ *   salt: process.env.TELEMETRY_SALT })
+ * await telemetry.record({ tool: 'hash', transport: 'http', network: 'eip155:8453',
+ *   amount: '1000', outcome: 'verified', payer })
+ * const stats = await telemetry.stats() // { paid_calls: 1, … }
+ * @throws {Error} when `databaseUrl` has an unsupported scheme, or the generated salt file cannot
+ *   be created or read
+ */
+export async function createTelemetry(options: TelemetryOptions = {}): Promise<Telemetry> {
+  const dataDir = options.dataDir ?? './data'
+  const now = options.now ?? Date.now
+  const bufferLimit = options.bufferLimit ?? TELEMETRY_BUFFER_LIMIT
+  const cacheMs = options.cacheMs ?? STATS_CACHE_MS
+  const writeTimeoutMs = options.writeTimeoutMs ?? WRITE_TIMEOUT_MS
+  const salt = await resolveSalt(options.salt, dataDir)
+  const store = createTelemetryStore(options.databaseUrl, { dataDir, writeTimeoutMs })
+  const { start, ...telemetry } = createTelemetryFacade(store, {
+    salt: salt.value,
+    saltSource: salt.source,
+    now,
+    bufferLimit,
+    cacheMs,
+    writeTimeoutMs,
+    retryIntervalMs: options.retryIntervalMs ?? RETRY_INTERVAL_MS,
+  })
+  await start()
+  return telemetry
+}
+
+interface FacadeSettings {
+  salt: string
+  saltSource: SaltSource
+  now: () => number
+  bufferLimit: number
+  cacheMs: number
+  writeTimeoutMs: number
+  retryIntervalMs: number
+}
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first; never rejects. */
+function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    promise.then(
+      () => {
+        clearTimeout(timer)
+        resolve()
+      },
+      () => {
+        clearTimeout(timer)
+        resolve()
+      },
+    )
+  })
+}
+
+/** Error fields safe to log: a code and a short message, never rows or parameters. */
+function errorFields(error: unknown): { errCode: string; errMessage: string } {
+  const e = error as { code?: unknown; name?: unknown; message?: unknown }
+  return {
+    errCode: typeof e?.code === 'string' ? e.code : String(e?.name ?? 'Error'),
+    errMessage: String(e?.message ?? error).slice(0, 200),
+  }
+}
+
+function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
+  const buffer: EventRow[] = []
+  let ready = false
+  let failing = false
+  let closed = false
+  let dropped = 0
+  let droppedLogged = 0
+  let flushing: Promise<void> | undefined
+  let closing: Promise<void> | undefined
+  let cache: { value: Stats; expiresAt: number } | undefined
+  let computing: Promise<Stats> | undefined
+  let timer: NodeJS.Timeout | undefined
+
+  function markDown(error: unknown): void {
+    if (!failing) {
+      logger.warn(
+        { backend: store.backend, buffered: buffer.length, ...errorFields(error) },
+        'telemetry store unavailable; buffering events',
+      )
+    }
+    failing = true
+  }
+
+  function markUp(): void {
+    if (failing) logger.info({ backend: store.backend }, 'telemetry store available again')
+    failing = false
+  }
+
+  function logDrops(): void {
+    if (dropped === droppedLogged) return
+    logger.error(
+      { dropped: dropped - droppedLogged, droppedTotal: dropped, bufferLimit: s.bufferLimit },
+      'telemetry buffer full; events dropped',
+    )
+    droppedLogged = dropped
+  }
+
+  function enqueue(row: EventRow): void {
+    // Dropping the newest keeps the buffer a plain queue that only the flush shortens.
+    if (buffer.length >= s.bufferLimit) dropped++
+    else buffer.push(row)
+  }
+
+  async function ensureReady(): Promise<void> {
+    if (ready) return
+    await store.migrate()
+    ready = true
+  }
+
+  /** Writes the buffer oldest first in batches; one drain at a time. */
+  function flush(): Promise<void> {
+    flushing ??= (async () => {
+      try {
+        await ensureReady()
+        if (buffer.length === 0) await store.ping()
+        while (buffer.length > 0) {
+          const batch = buffer.slice(0, FLUSH_BATCH_SIZE)
+          await store.insert(batch)
+          // Only this drain removes rows and enqueue only appends, so the batch is the head.
+          buffer.splice(0, batch.length)
+        }
+        markUp()
+      } catch (error) {
+        markDown(error)
+      }
+    })().finally(() => {
+      flushing = undefined
+    })
+    return flushing
+  }
+
+  async function start(): Promise<void> {
+    try {
+      await ensureReady()
+    } catch (error) {
+      markDown(error)
+    }
+    timer = setInterval(() => {
+      logDrops()
+      if (!closed && (failing || !ready || buffer.length > 0)) void flush()
+    }, s.retryIntervalMs)
+    timer.unref()
+  }
+
+  async function record(event: PaymentEvent): Promise<void> {
+    try {
+      const result = toEventRow(event, s.salt, s.now())
+      if (!result.ok) {
+        logger.warn({ field: result.field }, 'telemetry: invalid payment event ignored')
+        return
+      }
+      const row = result.row
+      if (closed) {
+        dropped++
+        logDrops()
+        return
+      }
+      if (failing || !ready) {
+        enqueue(row)
+        return
+      }
+      if (buffer.length > 0) {
+        // Store up but a backlog remains: queue behind it so the flush keeps order.
+        enqueue(row)
+        await within(flush(), s.writeTimeoutMs)
+        return
+      }
+      try {
+        await store.insert([row])
+        markUp()
+      } catch (error) {
+        markDown(error)
+        enqueue(row)
+      }
+    } catch (error) {
+      logger.error(errorFields(error), 'telemetry: record failed')
+    }
+  }
+
+  function stats(): Promise<Stats> {
+    if (closed) return Promise.reject(new TelemetryUnavailableError('telemetry is closed'))
+    if (failing || !ready || buffer.length > 0) {
+      return Promise.reject(new TelemetryUnavailableError())
+    }
+    const at = s.now()
+    if (cache && at < cache.expiresAt) return Promise.resolve(cache.value)
+    computing ??= (async () => {
+      const windows = windowsAt(at)
+      try {
+        const value = buildStats(await store.aggregate(windows), windows, s.cacheMs / 1000)
+        cache = { value, expiresAt: at + s.cacheMs }
+        return value
+      } catch (error) {
+        markDown(error)
+        throw new TelemetryUnavailableError(undefined, { cause: error })
+      }
+    })().finally(() => {
+      computing = undefined
+    })
+    return computing
+  }
+
+  function health(): TelemetryHealth {
+    return {
+      status: failing || !ready || buffer.length > 0 ? 'degraded' : 'ok',
+      backend: store.backend,
+      buffered: buffer.length,
+      dropped,
+      salt: s.saltSource,
+    }
+  }
+
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      closed = true
+      clearInterval(timer)
+      if (buffer.length > 0) await within(flush(), CLOSE_FLUSH_TIMEOUT_MS)
+      else if (flushing) await within(flushing, CLOSE_FLUSH_TIMEOUT_MS)
+      if (buffer.length > 0) {
+        logger.error({ lost: buffer.length }, 'telemetry: buffered events lost at close')
+      }
+      logDrops()
+      try {
+        await store.close()
+      } catch (error) {
+        logger.warn(errorFields(error), 'telemetry: store close failed')
+      }
+    })()
+    return closing
+  }
+
+  return { start, record, stats, health, close }
+}
