@@ -1,0 +1,63 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { SettleResponse } from '@x402/core/types'
+import { X402 } from '../http/discovery/service-info.js'
+import { type FailureBody, toFailureEnvelope } from '../http/errors.js'
+import { PaymentRequiredError } from '../payment/errors.js'
+
+/** `params._meta` key of the PaymentPayload on `tools/call` (x402 v2 MCP transport). */
+export const PAYMENT_META_KEY = X402.mcpPaymentMeta
+/** Result `_meta` key of the SettleResponse (x402 v2 MCP transport). */
+export const PAYMENT_RESPONSE_META_KEY = X402.mcpResponseMeta
+/**
+ * Result `_meta` key of the failure envelope `{ok: false, error, code, …}` on every `isError`
+ * result, so that a client finds the machine-readable `code` in one place, payment failures
+ * included (whose `structuredContent` is the PaymentRequired).
+ */
+export const FAILURE_META_KEY = 'payload-tools/failure'
+
+/**
+ * The result of a settled call: `structuredContent` is the HTTP envelope `{ok: true, result}`,
+ * `content[0].text` its JSON, and `_meta["x402/payment-response"]` the SettleResponse.
+ *
+ * @example
+ * paidResult({ hex: 'ba78…' }, { success: true, transaction: '0x…', network: 'eip155:8453' })
+ * // { content: [{ type: 'text', text: '{"ok":true,"result":{"hex":"ba78…"}}' }],
+ * //   structuredContent: { ok: true, result: { hex: 'ba78…' } },
+ * //   _meta: { 'x402/payment-response': { success: true, … } } }
+ */
+export function paidResult(result: unknown, settlement: SettleResponse): CallToolResult {
+  const envelope = { ok: true as const, result }
+  return {
+    content: [{ type: 'text', text: JSON.stringify(envelope) }],
+    structuredContent: envelope,
+    _meta: { [PAYMENT_RESPONSE_META_KEY]: settlement },
+  }
+}
+
+/**
+ * The `isError` result of a failed call; never carries tool output.
+ *
+ * - payment failures (no payment, invalid, rejected, duplicate, settlement failed):
+ *   `structuredContent` is the x402 v2 PaymentRequired (MCP transport spec); after a failed
+ *   settlement `_meta["x402/payment-response"]` also holds the facilitator's SettleResponse;
+ * - every other failure (`invalid_request`, a tool code, `facilitator_unavailable`,
+ *   `internal_error`): `structuredContent` is the failure envelope.
+ *
+ * `content[0].text` is always the JSON of `structuredContent`, and
+ * `_meta["payload-tools/failure"]` always the failure envelope with the same `code` as HTTP.
+ */
+export function failureResult(error: unknown): CallToolResult {
+  const envelope: FailureBody = toFailureEnvelope(error)
+  const meta: Record<string, unknown> = { [FAILURE_META_KEY]: envelope }
+  let structured: Record<string, unknown> = envelope
+  if (error instanceof PaymentRequiredError) {
+    structured = { ...error.paymentRequired }
+    if (error.extras.settlement) meta[PAYMENT_RESPONSE_META_KEY] = error.extras.settlement
+  }
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+    structuredContent: structured,
+    _meta: meta,
+  }
+}

@@ -1,0 +1,444 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { PaymentPayload, PaymentRequired } from '@x402/core/types'
+import { VerifyError } from '@x402/core/types'
+import { Hono } from 'hono'
+import { afterEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { FAKE_SOLANA, type FacilitatorScript, fakeGate } from '../../test/helpers/fakes.js'
+import { type ToolDefinition, ToolError } from '../tools/types.js'
+import { resolveAllowList } from './dns-rebinding.js'
+import { registerMcp } from './server.js'
+
+// Unit tests of our MCP adapter with the official MCP client: the facilitator is a scripted fake
+// here. test/mcp.e2e.test.ts pays for real on the local chains.
+
+const SOLANA = FAKE_SOLANA
+const BASE_URL = 'http://127.0.0.1:8402'
+const EVM_PAY_TO = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
+const SOLANA_PAY_TO = '2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4'
+
+// Our own echo (not the helper's): price 3000, a defaulted field, and a run counter.
+let runs = 0
+const echoInput = z.object({ text: z.string().max(10), loud: z.boolean().default(false) }).strict()
+const echo: ToolDefinition<z.output<typeof echoInput>, { upper: string }> = {
+  id: 'echo',
+  path: '/echo',
+  mcpName: 'payload_echo',
+  operationId: 'echo',
+  price: '3000',
+  title: 'Echo',
+  description: 'Upper-cases text.',
+  input: echoInput,
+  output: z.object({ upper: z.string() }),
+  examples: [{ text: 'abc', loud: false }],
+  limits: [],
+  run: ({ text }) => {
+    runs++
+    if (text === 'boom') throw new ToolError('boom', 'tool refused', { offset: 0 })
+    return { upper: text.toUpperCase() }
+  },
+}
+
+const clients: Client[] = []
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()))
+})
+
+async function setup(script: FacilitatorScript = {}) {
+  const { gate, calls, events } = fakeGate(script)
+  const app = new Hono()
+  registerMcp(app, {
+    gate,
+    tools: [echo as ToolDefinition],
+    publicBaseUrl: BASE_URL,
+    allowList: resolveAllowList({ publicBaseUrl: BASE_URL, host: '127.0.0.1', port: 8402 }),
+  })
+  // Building the endpoint ran the example once (bazaar output); count only calls from here.
+  runs = 0
+  const client = new Client({ name: 'unit', version: '1.0.0' })
+  const transport = new StreamableHTTPClientTransport(new URL(`${BASE_URL}/mcp`), {
+    fetch: async (url, init) => app.request(url, init),
+  })
+  await client.connect(transport)
+  clients.push(client)
+  await client.listTools()
+  return { app, client, calls, events }
+}
+
+/** What an x402 client builds from a PaymentRequired (resource and extensions echoed). */
+function paymentFor(required: PaymentRequired, index: number, nonce: string): PaymentPayload {
+  const accepted = required.accepts[index]
+  if (!accepted) throw new Error('no such rail')
+  return {
+    x402Version: 2,
+    resource: required.resource,
+    accepted,
+    payload: { nonce },
+    ...(required.extensions ? { extensions: required.extensions } : {}),
+  }
+}
+
+const failureOf = (result: { _meta?: Record<string, unknown> }) =>
+  result._meta?.['payload-tools/failure'] as { ok: false; code: string; error: string } & Record<
+    string,
+    unknown
+  >
+
+describe('MCP endpoint: tools/list', () => {
+  it('lists the catalogue with our schemas, annotations and price, and never asks to pay', async () => {
+    const { client, calls } = await setup()
+    const { tools } = await client.listTools()
+    expect(tools).toHaveLength(1)
+    const [tool] = tools
+    expect(tool?.name).toBe('payload_echo')
+    expect(tool?.title).toBe('Echo')
+    expect(tool?.description).toBe(
+      'Upper-cases text. Price: 0.003 USDC per call (x402 v2, scheme exact, on Base or Solana). ' +
+        'Call without payment to receive the PaymentRequired, then call again with the signed ' +
+        'PaymentPayload in _meta["x402/payment"]; nothing is charged when the arguments are ' +
+        'invalid or the tool fails.',
+    )
+    expect(tool?.inputSchema).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        text: { type: 'string', maxLength: 10 },
+        loud: { type: 'boolean', default: false },
+      },
+      required: ['text'],
+      additionalProperties: false,
+    })
+    const anyOf = tool?.outputSchema?.anyOf as unknown[]
+    expect(anyOf).toHaveLength(3)
+    expect(anyOf[0]).toEqual({
+      title: 'Success',
+      type: 'object',
+      properties: {
+        ok: { const: true },
+        result: {
+          type: 'object',
+          properties: { upper: { type: 'string' } },
+          required: ['upper'],
+          additionalProperties: false,
+        },
+      },
+      required: ['ok', 'result'],
+      additionalProperties: false,
+    })
+    expect(tool?.annotations).toEqual({
+      title: 'Echo',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    })
+    expect(tool?._meta).toEqual({
+      'x402/price': {
+        amount: '3000',
+        currency: 'USDC',
+        decimals: 6,
+        display: '0.003 USDC',
+        scheme: 'exact',
+        networks: ['eip155:8453', SOLANA],
+      },
+    })
+    await client.ping()
+    expect(calls).toEqual({ supported: 0, verify: 0, settle: 0 })
+  })
+
+  it('answers initialize with the server info and payment instructions, without a session', async () => {
+    const { client } = await setup()
+    expect(client.getServerVersion()).toEqual({
+      name: 'payload-tools',
+      title: 'Payload Tools',
+      version: '0.3.0',
+    })
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: false })
+    expect(client.getInstructions()).toContain('params._meta["x402/payment"]')
+  })
+})
+
+describe('MCP endpoint: tools/call', () => {
+  it('answers an unpaid call with the PaymentRequired as an isError result', async () => {
+    const { client, calls } = await setup()
+    const result = await client.callTool({ name: 'payload_echo', arguments: { text: 'abc' } })
+    expect(result.isError).toBe(true)
+    const required = result.structuredContent as PaymentRequired
+    expect(required.x402Version).toBe(2)
+    expect(required.error).toBe('Payment required')
+    expect(required.resource).toEqual({
+      url: `${BASE_URL}/mcp`,
+      description: 'Upper-cases text.',
+      mimeType: 'application/json',
+    })
+    expect(required.accepts.map((a) => [a.network, a.amount, a.payTo])).toEqual([
+      ['eip155:8453', '3000', EVM_PAY_TO],
+      [SOLANA, '3000', SOLANA_PAY_TO],
+    ])
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(required) }])
+    const bazaar = (required.extensions as { bazaar: { info: { input: unknown } } }).bazaar
+    expect(bazaar.info.input).toEqual({
+      type: 'mcp',
+      toolName: 'payload_echo',
+      tool: 'payload_echo',
+      description: 'Upper-cases text.',
+      transport: 'streamable-http',
+      inputSchema: {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        properties: {
+          text: { type: 'string', maxLength: 10 },
+          loud: { type: 'boolean', default: false },
+        },
+        required: ['text'],
+        additionalProperties: false,
+      },
+      example: { text: 'abc', loud: false },
+    })
+    expect(failureOf(result)).toEqual({
+      ok: false,
+      code: 'payment_required',
+      error: 'Payment required: /echo costs 3000 atomic USDC',
+      input_check: { valid: true, errors: [] },
+    })
+    expect(calls.verify + calls.settle).toBe(0)
+    expect(runs).toBe(0)
+  })
+
+  it('reports invalid arguments for free in the unpaid answer', async () => {
+    const { client } = await setup()
+    const result = await client.callTool({ name: 'payload_echo', arguments: { text: 7 } })
+    expect(failureOf(result).input_check).toEqual({
+      valid: false,
+      errors: [{ path: '/text', message: 'Invalid input: expected string, received number' }],
+    })
+  })
+
+  it('verifies, runs and settles a paid call, returning the HTTP envelope and the receipt', async () => {
+    const { client, calls, events } = await setup()
+    const unpaid = await client.callTool({ name: 'payload_echo', arguments: { text: 'abc' } })
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 1, 'n1')
+    const result = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'abc' },
+      _meta: { 'x402/payment': payment },
+    })
+    expect(result).toEqual({
+      content: [{ type: 'text', text: '{"ok":true,"result":{"upper":"ABC"}}' }],
+      structuredContent: { ok: true, result: { upper: 'ABC' } },
+      _meta: {
+        'x402/payment-response': {
+          success: true,
+          transaction: '0xtx',
+          network: SOLANA,
+          payer: '0xPAYER',
+        },
+      },
+    })
+    expect(calls).toEqual({ supported: 1, verify: 1, settle: 1 })
+    expect(events.map((e) => [e.outcome, e.transport, e.tool, e.amount])).toEqual([
+      ['verified', 'mcp', 'echo', '3000'],
+      ['settled', 'mcp', 'echo', '3000'],
+    ])
+  })
+
+  it('refuses a replayed payment as duplicate_settlement', async () => {
+    const { client, calls } = await setup()
+    const unpaid = await client.callTool({ name: 'payload_echo', arguments: { text: 'a' } })
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n2')
+    const call = () =>
+      client.callTool({
+        name: 'payload_echo',
+        arguments: { text: 'a' },
+        _meta: { 'x402/payment': payment },
+      })
+    expect((await call()).isError).toBeUndefined()
+    const replay = await call()
+    expect(replay.isError).toBe(true)
+    expect(failureOf(replay).code).toBe('duplicate_settlement')
+    expect((replay.structuredContent as PaymentRequired).error).toBe('duplicate_settlement')
+    expect(calls.settle).toBe(1)
+  })
+
+  it('rejects invalid arguments of a paid call before any facilitator call', async () => {
+    const { client, calls } = await setup()
+    const unpaid = await client.callTool({ name: 'payload_echo', arguments: {} })
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n3')
+    const result = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'far too long here', extra: 1 },
+      _meta: { 'x402/payment': payment },
+    })
+    const envelope = {
+      ok: false,
+      error:
+        'Invalid request: /text Too big: expected string to have <=10 characters; / Unrecognized key: "extra"',
+      code: 'invalid_request',
+      issues: [
+        { path: '/text', message: 'Too big: expected string to have <=10 characters' },
+        { path: '', message: 'Unrecognized key: "extra"' },
+      ],
+    }
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toEqual(envelope)
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(envelope) }])
+    expect(calls.verify + calls.settle).toBe(0)
+    expect(runs).toBe(0)
+  })
+
+  it('never settles a call whose tool failed', async () => {
+    const { client, calls, events } = await setup()
+    const unpaid = await client.callTool({ name: 'payload_echo', arguments: {} })
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n4')
+    const result = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'boom' },
+      _meta: { 'x402/payment': payment },
+    })
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toEqual({
+      ok: false,
+      code: 'boom',
+      error: 'tool refused',
+      details: { offset: 0 },
+    })
+    expect(result._meta?.['x402/payment-response']).toBeUndefined()
+    expect(calls.settle).toBe(0)
+    expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
+  })
+
+  it('withholds the result when settlement returns success: false', async () => {
+    const { client, calls } = await setup({
+      settle: async () => ({
+        success: false,
+        errorReason: 'invalid_transaction_state',
+        transaction: '',
+        network: 'eip155:8453',
+      }),
+    })
+    const unpaid = await client.callTool({ name: 'payload_echo', arguments: {} })
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n5')
+    const result = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'secret' },
+      _meta: { 'x402/payment': payment },
+    })
+    expect(runs).toBe(1)
+    expect(calls.settle).toBe(1)
+    expect(result.isError).toBe(true)
+    expect((result.structuredContent as PaymentRequired).error).toBe('invalid_transaction_state')
+    expect((result.structuredContent as PaymentRequired).accepts).toHaveLength(2)
+    expect(failureOf(result).code).toBe('settlement_failed')
+    expect(result._meta?.['x402/payment-response']).toEqual({
+      success: false,
+      errorReason: 'invalid_transaction_state',
+      transaction: '',
+      network: 'eip155:8453',
+    })
+    expect(JSON.stringify(result)).not.toContain('SECRET')
+  })
+
+  it('fails closed with facilitator_unavailable when /supported is unreachable', async () => {
+    const { client } = await setup({
+      supported: async () => {
+        throw new TypeError('fetch failed')
+      },
+    })
+    const result = await client.callTool({ name: 'payload_echo', arguments: { text: 'a' } })
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toEqual({
+      ok: false,
+      code: 'facilitator_unavailable',
+      error: 'Payment facilitator is unavailable',
+    })
+    expect(runs).toBe(0)
+  })
+
+  it('fails closed without running the tool when verify hits a facilitator outage', async () => {
+    const { client, calls } = await setup({
+      verify: async () => {
+        throw new VerifyError(502, { isValid: false, invalidReason: 'upstream' })
+      },
+    })
+    const unpaid = await client.callTool({ name: 'payload_echo', arguments: {} })
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n6')
+    const result = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'a' },
+      _meta: { 'x402/payment': payment },
+    })
+    expect(failureOf(result).code).toBe('facilitator_unavailable')
+    expect(result.structuredContent).toEqual(failureOf(result))
+    expect(runs).toBe(0)
+    expect(calls.settle).toBe(0)
+  })
+
+  it('refuses a payment whose echoed bazaar extension was altered', async () => {
+    const { client, calls } = await setup()
+    const unpaid = await client.callTool({ name: 'payload_echo', arguments: {} })
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n7')
+    payment.extensions = { bazaar: { info: { input: { type: 'mcp', tool: 'other' } } } }
+    const result = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'a' },
+      _meta: { 'x402/payment': payment },
+    })
+    expect(failureOf(result).code).toBe('invalid_payment')
+    expect(calls.verify).toBe(0)
+  })
+
+  it('answers an unknown tool with JSON-RPC error -32602', async () => {
+    const { client } = await setup()
+    const error = await client.callTool({ name: 'nope', arguments: {} }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).code).toBe(-32602)
+    expect((error as McpError).message).toContain('Unknown tool: nope')
+  })
+})
+
+describe('MCP endpoint: HTTP surface', () => {
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'curl', version: '1' },
+    },
+  }
+  const post = (app: Hono, headers: Record<string, string>) =>
+    app.request(`${BASE_URL}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify(initialize),
+    })
+
+  it('refuses a foreign Host or Origin with 403 (DNS rebinding) and accepts allowed ones', async () => {
+    const { app } = await setup()
+    const rebound = await post(app, { host: 'evil.test:8402' })
+    expect(rebound.status).toBe(403)
+    expect(await rebound.json()).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Host not allowed: evil.test:8402' },
+      id: null,
+    })
+    expect((await post(app, { host: 'evil.test@127.0.0.1' })).status).toBe(403)
+    expect((await post(app, { origin: 'http://evil.test' })).status).toBe(403)
+    expect((await post(app, { origin: 'null' })).status).toBe(403)
+    const ok = await post(app, { host: 'localhost:8402', origin: 'http://localhost:8402' })
+    expect(ok.status).toBe(200)
+    expect(ok.headers.get('mcp-session-id')).toBeNull()
+    expect(((await ok.json()) as { result: { serverInfo: unknown } }).result.serverInfo).toEqual({
+      name: 'payload-tools',
+      title: 'Payload Tools',
+      version: '0.3.0',
+    })
+  })
+})

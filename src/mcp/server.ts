@@ -1,0 +1,154 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { ResourceInfo } from '@x402/core/types'
+import type { Hono } from 'hono'
+import { MCP_PATH, SERVICE } from '../http/discovery/service-info.js'
+import { logger } from '../logger.js'
+import type { PaymentGate } from '../payment/gate.js'
+import type { ToolDefinition } from '../tools/types.js'
+import { mcpBazaarExtension } from './bazaar.js'
+import { type AllowList, dnsRebindingProtection, resolveAllowList } from './dns-rebinding.js'
+import { type ListedRail, listTool } from './listing.js'
+import { FAILURE_META_KEY, failureResult, PAYMENT_META_KEY, paidResult } from './results.js'
+import { toolInputSchema } from './schemas.js'
+
+/** What the MCP endpoint is built from. */
+export interface McpOptions {
+  gate: PaymentGate
+  tools: readonly ToolDefinition[]
+  /** Base URL of the service without trailing slash; `resource.url` is `<publicBaseUrl>/mcp`. */
+  publicBaseUrl: string
+  /** DNS-rebinding allow list; derived from `publicBaseUrl` alone when absent. */
+  allowList?: AllowList
+  /** `serverInfo.version` in the initialize result; the interface version (SPEC 9) by default. */
+  version?: string
+  /** Largest accepted JSON-RPC body, in bytes (the app's body limit applies first). */
+  maxBodyBytes?: number
+}
+
+/** One catalogue tool as the MCP endpoint serves it, built once at start. */
+interface McpEntry {
+  tool: ToolDefinition
+  listed: Tool
+  resource: ResourceInfo
+  extensions: Record<string, unknown>
+}
+
+const INSTRUCTIONS =
+  'Eight deterministic payload utilities (hash, base64, hmac, JSON validation, JWT inspection, ' +
+  'text diff, pipeline, payload detection). initialize, ping and tools/list are free. Every ' +
+  'tools/call is paid with x402 v2 (scheme exact, USDC on Base or Solana): a call without ' +
+  'payment returns an isError result whose structuredContent is the PaymentRequired; sign one ' +
+  'of its accepts with an x402 client and call again with the PaymentPayload in ' +
+  'params._meta["x402/payment"]. The result is {ok: true, result} and the settlement receipt is ' +
+  'in _meta["x402/payment-response"]. Invalid arguments and tool failures are never charged.'
+
+/**
+ * Creates the handler of `POST /mcp`: an MCP server over the Streamable HTTP transport (stateless,
+ * JSON responses) whose `tools/list` is generated from the catalogue and whose `tools/call` goes
+ * through the payment gate shared with HTTP.
+ *
+ * Stateless: a fresh server and transport per HTTP request, no `Mcp-Session-Id`. Every call is
+ * self-contained (its payment travels in its own `_meta`), the server sends no notifications, and
+ * no session map has to be kept, expired or shared between instances behind a load balancer.
+ *
+ * `tools/call` results: see {@link paidResult} and {@link failureResult}. An unknown tool name is
+ * a JSON-RPC error -32602 (MCP spec, "Error Handling"). The arguments are validated by our Zod
+ * schemas inside the gate, never by the MCP SDK, so the error codes are the HTTP ones.
+ *
+ * @example
+ * const handle = createMcpHandler({ gate, tools: catalog, publicBaseUrl })
+ * app.post('/mcp', (c) => handle(c.req.raw))
+ */
+export function createMcpHandler(options: McpOptions): (request: Request) => Promise<Response> {
+  const { gate } = options
+  const version = options.version ?? SERVICE.version
+  const rails: ListedRail[] = gate.link.status().rails.map(({ id, network }) => ({ id, network }))
+  const entries = new Map<string, McpEntry>()
+  for (const tool of options.tools) {
+    entries.set(tool.mcpName, {
+      tool,
+      listed: listTool(tool, rails),
+      // The endpoint URL, not mcp://tool/<name>: with the bazaar's (resource.url, input.tool) key
+      // it says where to connect, and it is unique to this service.
+      resource: {
+        url: `${options.publicBaseUrl}${MCP_PATH}`,
+        description: tool.description,
+        mimeType: 'application/json',
+      },
+      extensions: mcpBazaarExtension(tool, toolInputSchema(tool)),
+    })
+  }
+  const listed = { tools: [...entries.values()].map((e) => e.listed) }
+
+  async function callTool(params: CallToolRequest['params']): Promise<CallToolResult> {
+    const entry = entries.get(params.name)
+    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`)
+    try {
+      const { result, settlement } = await gate.execute({
+        tool: entry.tool,
+        transport: 'mcp',
+        input: params.arguments,
+        payment: params._meta?.[PAYMENT_META_KEY],
+        resource: entry.resource,
+        extensions: entry.extensions,
+      })
+      return paidResult(result, settlement)
+    } catch (error) {
+      const failure = failureResult(error)
+      const code = (failure._meta?.[FAILURE_META_KEY] as { code?: string } | undefined)?.code
+      logger.debug({ tool: entry.tool.id, transport: 'mcp', code }, 'mcp tools/call failed')
+      return failure
+    }
+  }
+
+  return async function handleMcp(request: Request): Promise<Response> {
+    const server = new McpServer(
+      { name: 'payload-tools', title: SERVICE.name, version },
+      { instructions: INSTRUCTIONS },
+    )
+    // The low-level handlers: tools/list serves our catalogue schemas as they are, and tools/call
+    // reaches the gate with the raw arguments (McpServer.registerTool would validate them first).
+    // The catalogue is fixed for the life of the process, hence listChanged: false.
+    server.server.registerCapabilities({ tools: { listChanged: false } })
+    server.server.setRequestHandler(ListToolsRequestSchema, () => listed)
+    server.server.setRequestHandler(CallToolRequestSchema, (req) => callTool(req.params))
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      ...(options.maxBodyBytes ? { maxRequestBodySize: options.maxBodyBytes } : {}),
+    })
+    try {
+      await server.connect(transport)
+      // In JSON-response mode the Response is complete once this resolves.
+      return await transport.handleRequest(request)
+    } finally {
+      await server.close()
+    }
+  }
+}
+
+/**
+ * Mounts the MCP endpoint at `/mcp` (SPEC 4.3) on the app: DNS-rebinding protection, then
+ * `POST /mcp` (JSON-RPC over Streamable HTTP). No `GET` (server-to-client stream) or `DELETE`
+ * (session end) exist in stateless mode: the app's method-aware not-found handler answers them
+ * 405 with `Allow`, which MCP clients read as "no SSE stream".
+ *
+ * @example
+ * registerMcp(app, { gate, tools: catalog, publicBaseUrl, allowList })
+ */
+export function registerMcp(app: Hono, options: McpOptions): void {
+  const allowList = options.allowList ?? resolveAllowList({ publicBaseUrl: options.publicBaseUrl })
+  const handle = createMcpHandler(options)
+  app.use(MCP_PATH, dnsRebindingProtection(allowList))
+  app.post(MCP_PATH, (c) => handle(c.req.raw))
+}

@@ -1,0 +1,309 @@
+import { request } from 'node:http'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import { toolInputSchema } from '../src/mcp/schemas.js'
+import type { PaymentEvent } from '../src/payment/gate.js'
+import { catalog, findToolByMcpName } from '../src/tools/catalog.js'
+import type { ToolDefinition, ToolEnv } from '../src/tools/types.js'
+import { type PayerKeys, paidFetch, payerClient } from './helpers/clients.js'
+import { json } from './helpers/json.js'
+import { type RunningService, startService } from './helpers/service.js'
+
+// End-to-end over real parts: anvil (Base, chain id 8453) and litesvm (Solana) with USDC at the
+// real addresses, the official @x402/core facilitator, the service over HTTP, the official MCP
+// client (Client + StreamableHTTPClientTransport) and the official x402Client with the EVM and
+// SVM exact client schemes building the PaymentPayload that goes in _meta["x402/payment"].
+
+const clock: ToolEnv = { nowSeconds: () => 1_700_000_000 }
+let stack: DevStack
+let svc: RunningService
+let mcp: Client
+const events: PaymentEvent[] = []
+
+beforeAll(async () => {
+  stack = await startDevStack({ payers: 3 })
+  svc = await startService(
+    stack,
+    {},
+    {
+      env: clock,
+      observer: async (e) => {
+        events.push(e)
+      },
+    },
+  )
+  mcp = new Client({ name: 'mcp-e2e', version: '1.0.0' })
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${svc.baseUrl}/mcp`)))
+})
+afterAll(async () => {
+  await mcp?.close()
+  await svc?.stop()
+  await stack?.stop()
+})
+
+type Rail = 'evm' | 'solana'
+const keysOf = (rail: Rail, i: number): PayerKeys => {
+  if (rail === 'evm') return { evmPrivateKey: stack.evm.payers[i]?.privateKey }
+  const payer = stack.solana.payers[i]
+  if (!payer) throw new Error('no solana payer')
+  return {
+    solana: {
+      secretKey: payer.secretKey,
+      rpcUrl: stack.solana.rpcUrl,
+      network: stack.solana.network,
+    },
+  }
+}
+const payToBalance = (rail: Rail) =>
+  rail === 'evm'
+    ? stack.evm.usdcBalance(stack.evm.payTo)
+    : stack.solana.usdcBalance(stack.solana.payTo)
+const networkOf = (rail: Rail) => (rail === 'evm' ? 'eip155:8453' : stack.solana.network)
+
+const call = (name: string, args: unknown, payment?: PaymentPayload) =>
+  mcp.callTool({
+    name,
+    arguments: args as Record<string, unknown>,
+    ...(payment ? { _meta: { 'x402/payment': payment } } : {}),
+  }) as Promise<CallToolResult>
+
+/** Calls unpaid, then signs one of the offered rails with the official x402Client. */
+async function signPayment(name: string, args: unknown, rail: Rail, payer = 0) {
+  const unpaid = await call(name, args)
+  expect(unpaid.isError).toBe(true)
+  const required = unpaid.structuredContent as PaymentRequired
+  const client = await payerClient(keysOf(rail, payer), rail)
+  return { required, payment: await client.createPaymentPayload(required) }
+}
+
+const codeOf = (result: CallToolResult) =>
+  (result._meta?.['payload-tools/failure'] as { code: string } | undefined)?.code
+const expectedResult = (tool: ToolDefinition) => tool.run(tool.input.parse(tool.examples[0]), clock)
+
+describe('MCP discovery', () => {
+  it('lists the 8 tools with catalogue schemas, read-only annotations and prices, for free', async () => {
+    events.length = 0
+    const { tools } = await mcp.listTools()
+    expect(tools.map((t) => t.name)).toEqual([
+      'payload_hash',
+      'payload_base64',
+      'payload_hmac',
+      'payload_json_validate',
+      'payload_jwt_inspect',
+      'payload_text_diff',
+      'payload_pipeline',
+      'payload_inspect',
+    ])
+    for (const [i, tool] of catalog.entries()) {
+      const listed = tools[i]
+      expect(listed?.inputSchema).toEqual(toolInputSchema(tool))
+      expect(listed?.outputSchema?.type).toBe('object')
+      expect(listed?.annotations).toMatchObject({
+        readOnlyHint: true,
+        idempotentHint: true,
+        openWorldHint: false,
+      })
+      expect(listed?._meta?.['x402/price']).toEqual({
+        amount: tool.price,
+        currency: 'USDC',
+        decimals: 6,
+        display: tool.price === '1000' ? '0.001 USDC' : '0.003 USDC',
+        scheme: 'exact',
+        networks: ['eip155:8453', stack.solana.network],
+      })
+    }
+    await mcp.ping()
+    expect(events).toEqual([])
+  })
+})
+
+describe.each(['evm', 'solana'] as const)('every MCP tool paid on the %s rail', (rail) => {
+  it.each(catalog.map((t) => [t.mcpName, t] as const))(
+    '%s: unpaid -> PaymentRequired; paid -> result, receipt, payTo +price',
+    async (name, tool) => {
+      const before = await payToBalance(rail)
+      const { required, payment } = await signPayment(name, tool.examples[0], rail)
+      expect(required.x402Version).toBe(2)
+      expect(required.resource.url).toBe(`${svc.baseUrl}/mcp`)
+      expect(required.accepts.map((a) => [a.scheme, a.network, a.amount])).toEqual([
+        ['exact', 'eip155:8453', tool.price],
+        ['exact', stack.solana.network, tool.price],
+      ])
+      const bazaar = required.extensions?.bazaar as { info: { input: Record<string, unknown> } }
+      expect(bazaar.info.input).toMatchObject({
+        type: 'mcp',
+        tool: name,
+        toolName: name,
+        transport: 'streamable-http',
+        inputSchema: toolInputSchema(tool),
+      })
+      expect(await payToBalance(rail)).toBe(before)
+
+      const paid = await call(name, tool.examples[0], payment)
+      const envelope = { ok: true, result: expectedResult(tool) }
+      expect(paid.isError).toBeUndefined()
+      expect(paid.structuredContent).toEqual(envelope)
+      expect(paid.content).toEqual([{ type: 'text', text: JSON.stringify(envelope) }])
+      const receipt = paid._meta?.['x402/payment-response'] as SettleResponse
+      expect(receipt.success).toBe(true)
+      expect(receipt.network).toBe(networkOf(rail))
+      expect(receipt.transaction).not.toBe('')
+      expect((await payToBalance(rail)) - before).toBe(BigInt(tool.price))
+    },
+  )
+})
+
+describe('MCP paid calls on the devnet', () => {
+  it.each(['evm', 'solana'] as const)(
+    'refuses a replayed %s payment without a second transfer',
+    async (rail) => {
+      const { payment } = await signPayment('payload_hash', { input: 'replay' }, rail, 1)
+      const before = await payToBalance(rail)
+      const first = await call('payload_hash', { input: 'replay' }, payment)
+      expect(first.isError).toBeUndefined()
+      const replay = await call('payload_hash', { input: 'replay' }, payment)
+      expect(replay.isError).toBe(true)
+      expect(codeOf(replay)).toBe('duplicate_settlement')
+      expect((replay.structuredContent as PaymentRequired).accepts).toHaveLength(2)
+      expect(replay._meta?.['x402/payment-response']).toBeUndefined()
+      expect((await payToBalance(rail)) - before).toBe(1000n)
+    },
+  )
+
+  it('does not charge a call whose tool fails, and keeps the payment usable', async () => {
+    const payer = stack.evm.payers[1]?.address as `0x${string}`
+    const payerBefore = await stack.evm.usdcBalance(payer)
+    const payToBefore = await payToBalance('evm')
+    const args = { mode: 'decode', input: 'ab*d' }
+    const { payment } = await signPayment('payload_base64', args, 'evm', 1)
+    const failed = await call('payload_base64', args, payment)
+    expect(failed.isError).toBe(true)
+    expect(codeOf(failed)).toBe('invalid_base64')
+    expect((failed.structuredContent as { ok: boolean; code: string }).code).toBe('invalid_base64')
+    expect(failed._meta?.['x402/payment-response']).toBeUndefined()
+    expect(await stack.evm.usdcBalance(payer)).toBe(payerBefore)
+    expect(await payToBalance('evm')).toBe(payToBefore)
+    const retry = await call('payload_base64', { mode: 'decode', input: 'YWJj' }, payment)
+    expect(retry.structuredContent).toMatchObject({ ok: true })
+    expect(await stack.evm.usdcBalance(payer)).toBe(payerBefore - 1000n)
+    expect(await payToBalance('evm')).toBe(payToBefore + 1000n)
+  })
+
+  it('rejects invalid arguments of a paid call without charging', async () => {
+    const before = await payToBalance('solana')
+    const { payment } = await signPayment('payload_pipeline', {}, 'solana', 1)
+    const result = await call('payload_pipeline', { input: 'x', operations: [] }, payment)
+    expect(result.isError).toBe(true)
+    expect(codeOf(result)).toBe('invalid_request')
+    expect(await payToBalance('solana')).toBe(before)
+  })
+
+  it('gives identical result objects for an HTTP payment and an MCP payment of every tool', async () => {
+    const pay = await paidFetch(keysOf('evm', 2), 'evm')
+    for (const tool of catalog) {
+      const http = await pay(`${svc.baseUrl}${tool.path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(tool.examples[0]),
+      })
+      expect(http.status, tool.path).toBe(200)
+      const { result: httpResult } = await json(http)
+      const { payment } = await signPayment(tool.mcpName, tool.examples[0], 'evm', 2)
+      const viaMcp = await call(tool.mcpName, tool.examples[0], payment)
+      const { result: mcpResult } = viaMcp.structuredContent as { result: unknown }
+      expect(mcpResult, tool.mcpName).toEqual(httpResult)
+      expect(JSON.stringify(mcpResult)).toBe(JSON.stringify(httpResult))
+    }
+  })
+
+  it('fails closed with facilitator_unavailable when the facilitator is down, and runs no tool', async () => {
+    const { payment } = await signPayment('payload_hash', { input: 'down' }, 'evm', 0)
+    events.length = 0
+    await stack.stopFacilitator()
+    try {
+      const result = await call('payload_hash', { input: 'down' }, payment)
+      expect(result.isError).toBe(true)
+      expect(result.structuredContent).toEqual({
+        ok: false,
+        error: 'Payment facilitator is unavailable; nothing was run or charged',
+        code: 'facilitator_unavailable',
+      })
+      expect(events).toEqual([])
+    } finally {
+      await stack.startFacilitator()
+    }
+    const retry = await call('payload_hash', { input: 'down' }, payment)
+    const hash = findToolByMcpName('payload_hash') as ToolDefinition
+    expect(retry.structuredContent).toEqual({
+      ok: true,
+      result: hash.run(hash.input.parse({ input: 'down' }), clock),
+    })
+  })
+})
+
+describe('MCP endpoint over HTTP', () => {
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'e2e', version: '1' },
+    },
+  })
+  const post = (headers: Record<string, string>) =>
+    fetch(`${svc.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: initialize,
+    })
+
+  /** fetch cannot set Host (a forbidden header), so the rebound request goes via node:http. */
+  const postWithHost = (host: string) =>
+    new Promise<number>((resolve, reject) => {
+      const url = new URL(`${svc.baseUrl}/mcp`)
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: {
+            Host: host,
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+          },
+        },
+        (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        },
+      )
+      req.on('error', reject)
+      req.end(initialize)
+    })
+
+  it('refuses a rebound Host and a foreign Origin with 403', async () => {
+    expect(await postWithHost('evil.test')).toBe(403)
+    expect(await postWithHost(new URL(svc.baseUrl).host)).toBe(200)
+    expect((await post({ Origin: 'https://evil.test' })).status).toBe(403)
+    const ok = await post({ Origin: svc.baseUrl })
+    expect(ok.status).toBe(200)
+    expect(ok.headers.get('mcp-session-id')).toBeNull()
+  })
+
+  it('answers GET /mcp with 405 (stateless: no SSE stream)', async () => {
+    const res = await fetch(`${svc.baseUrl}/mcp`, { headers: { Accept: 'text/event-stream' } })
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('POST, OPTIONS')
+  })
+})
