@@ -11,6 +11,34 @@ const optionalUrl = z
   .url()
   .optional()
   .transform((v) => (v ? v.replace(/\/+$/, '') : undefined))
+/** A comma-separated list; unset or empty -> undefined (the consumer's defaults apply). */
+const commaList = (item: z.ZodString) =>
+  z
+    .string()
+    .optional()
+    .transform((v) =>
+      v
+        ?.split(',')
+        .map((part) => part.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(item).min(1).optional())
+const hostName = z
+  .string()
+  .regex(
+    /^(?:\*|[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/,
+    'each entry must be "*" or a host name (port ignored)',
+  )
+const origin = z
+  .string()
+  .regex(/^(?:\*|https?:\/\/[^/?#\s]+\/?)$/, 'each entry must be "*" or an http(s) origin')
+/** A signature as x402scan reads it: 0x-hex (EVM, EIP-191) or base58 (Solana, ed25519). */
+const ownershipProof = z
+  .string()
+  .regex(
+    /^(?:0x(?:[0-9a-fA-F]{2})+|[1-9A-HJ-NP-Za-km-z]{64,100})$/,
+    'each entry must be a 0x-hex or base58 signature',
+  )
 
 /**
  * Environment variables, parsed once. The README's config table lists exactly these.
@@ -32,6 +60,11 @@ const envSchema = z.object({
     .default('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'),
   RAIL_ORDER: z.enum(['evm,solana', 'solana,evm']).default('evm,solana'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: z.string().optional(),
+  TELEMETRY_SALT: z.string().min(16, 'must be at least 16 characters').optional(),
+  MCP_ALLOWED_HOSTS: commaList(hostName),
+  MCP_ALLOWED_ORIGINS: commaList(origin),
+  X402_OWNERSHIP_PROOFS: commaList(ownershipProof),
 })
 
 /** Parsed service configuration. Amounts are atomic USDC; durations are milliseconds. */
@@ -57,6 +90,31 @@ export interface Config {
   /** Order of the rails in `accepts`. */
   railOrder: readonly ('evm' | 'solana')[]
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
+  /**
+   * Telemetry store: unset or a file path -> SQLite (./data/telemetry.sqlite by default);
+   * postgres:// or postgresql:// -> PostgreSQL shared by every instance.
+   */
+  databaseUrl?: string | undefined
+  /**
+   * HMAC-SHA-256 key for payer keys in telemetry. Must be set in production and shared by all
+   * instances; unset -> a dev salt generated and kept in ./data/telemetry-salt.
+   */
+  telemetrySalt?: string | undefined
+  /**
+   * Hostnames `/mcp` accepts in `Host` (DNS-rebinding protection); `"*"` accepts any. Undefined:
+   * the PUBLIC_BASE_URL hostname, loopback names and a specific HOST (src/mcp/dns-rebinding.ts).
+   */
+  mcpAllowedHosts?: string[] | undefined
+  /**
+   * Origins `/mcp` accepts in `Origin` when a browser sends one; `"*"` accepts any. Undefined: the
+   * PUBLIC_BASE_URL origin and http://{localhost,127.0.0.1,[::1]}:PORT.
+   */
+  mcpAllowedOrigins?: string[] | undefined
+  /**
+   * Signatures over the origin string (the PUBLIC_BASE_URL origin, no trailing slash) by the payTo
+   * keys, published verbatim as `ownershipProofs` in /.well-known/x402. Undefined: none published.
+   */
+  ownershipProofs?: string[] | undefined
 }
 
 /**
@@ -89,5 +147,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     solanaNetwork: e.SOLANA_NETWORK,
     railOrder: e.RAIL_ORDER.split(',') as ('evm' | 'solana')[],
     logLevel: e.LOG_LEVEL,
+    databaseUrl: e.DATABASE_URL,
+    telemetrySalt: e.TELEMETRY_SALT,
+    mcpAllowedHosts: e.MCP_ALLOWED_HOSTS,
+    mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS,
+    ownershipProofs: e.X402_OWNERSHIP_PROOFS,
   }
 }

@@ -2,6 +2,7 @@ import { serve } from '@hono/node-server'
 import { loadConfig } from './config.js'
 import { logger } from './logger.js'
 import { createService } from './service.js'
+import { createTelemetry } from './telemetry/index.js'
 
 /**
  * Production entry point (`npm start`): configuration from the environment, see README.
@@ -9,7 +10,16 @@ import { createService } from './service.js'
 async function main(): Promise<void> {
   const config = loadConfig()
   logger.level = config.logLevel
-  const { app, link } = createService(config)
+  const telemetry = await createTelemetry({
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
+  })
+  if (telemetry.health().salt === 'generated') {
+    logger.warn(
+      'TELEMETRY_SALT is not set: using a generated dev salt in ./data; production must set it and share it across instances',
+    )
+  }
+  const { app, link } = createService(config, { telemetry })
   if (!config.facilitatorUrl) {
     logger.warn('FACILITATOR_URL is not set: every paid call answers 503 (fail-closed)')
   }
@@ -18,10 +28,16 @@ async function main(): Promise<void> {
   })
   // Warm the facilitator link so the first 402 is fast; failures are logged and retried lazily.
   link.ready().catch(() => {})
+  let stopping = false
   const stop = (signal: string) => {
-    logger.info({ signal }, 'shutting down')
-    server.close(() => process.exit(0))
-    setTimeout(() => process.exit(0), 10_000).unref()
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'shutting down: draining requests, flushing telemetry')
+    // A hard deadline, so a stuck connection cannot keep the process alive forever.
+    setTimeout(() => process.exit(1), 15_000).unref()
+    server.close(() => {
+      telemetry.close().finally(() => process.exit(0))
+    })
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))

@@ -1,15 +1,20 @@
 import type { Config } from './config.js'
 import { createApp } from './http/app.js'
+import { resolveAllowList } from './mcp/dns-rebinding.js'
 import { createFacilitatorLink, type FacilitatorLink } from './payment/facilitator.js'
 import { createPaymentGate, type PaymentGate, type PaymentObserver } from './payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
 import { configuredRails } from './payment/rails.js'
+import type { Telemetry } from './telemetry/index.js'
 import { catalog } from './tools/catalog.js'
 import type { ToolEnv } from './tools/types.js'
 
-/** Parts a test or the devnet may replace. */
+/** Parts a test or the devnet may replace or add. */
 export interface ServiceOverrides {
   guard?: SettlementGuard
+  /** Telemetry: records payment events, serves /stats and reports health. */
+  telemetry?: Telemetry
+  /** An extra payment observer (tests), called after telemetry. */
   observer?: PaymentObserver
   env?: ToolEnv
 }
@@ -29,17 +34,40 @@ export interface Service {
  * const { app } = createService(loadConfig())
  */
 export function createService(config: Config, overrides: ServiceOverrides = {}): Service {
+  const rails = configuredRails(config)
   const link = createFacilitatorLink({
     url: config.facilitatorUrl,
     timeoutMs: config.facilitatorTimeoutMs,
-    rails: configuredRails(config),
+    rails,
   })
+  const { telemetry, observer: extra } = overrides
+  const observer: PaymentObserver = async (event) => {
+    await telemetry?.record(event)
+    await extra?.(event)
+  }
   const gate = createPaymentGate({
     link,
     guard: overrides.guard ?? createMemoryGuard(),
-    ...(overrides.observer ? { observer: overrides.observer } : {}),
+    observer,
     ...(overrides.env ? { env: overrides.env } : {}),
   })
-  const app = createApp({ gate, tools: catalog, publicBaseUrl: config.publicBaseUrl })
+  const mcpAllowList = resolveAllowList({
+    publicBaseUrl: config.publicBaseUrl,
+    host: config.host,
+    port: config.port,
+    allowedHosts: config.mcpAllowedHosts,
+    allowedOrigins: config.mcpAllowedOrigins,
+  })
+  const app = createApp({
+    gate,
+    tools: catalog,
+    publicBaseUrl: config.publicBaseUrl,
+    mcpAllowList,
+    rails,
+    ...(telemetry
+      ? { stats: () => telemetry.stats(), telemetryHealth: () => telemetry.health() }
+      : {}),
+    ...(config.ownershipProofs ? { ownershipProofs: config.ownershipProofs } : {}),
+  })
   return { app, gate, link }
 }

@@ -11,6 +11,7 @@ import { decodePaymentResponseHeader } from '@x402/core/http'
 import { loadConfig } from '../config.js'
 import { logger } from '../logger.js'
 import { createService } from '../service.js'
+import { createTelemetry } from '../telemetry/index.js'
 import { catalog } from '../tools/catalog.js'
 import { paidFetch } from './payer.js'
 import { startDevStack } from './stack.js'
@@ -23,7 +24,11 @@ async function main(): Promise<void> {
   const started = performance.now()
   const stack = await startDevStack()
   const config = loadConfig({ ...process.env, ...stack.serviceEnv })
-  const { app } = createService(config)
+  const telemetry = await createTelemetry({
+    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
+  })
+  const { app } = createService(config, { telemetry })
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host })
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
@@ -88,11 +93,14 @@ async function main(): Promise<void> {
   )
   out(`    npm run pay -- --rail solana pipeline '{"input":"hi","operations":[{"type":"sha256"}]}'`)
   out(`  curl ${base}/health`)
+  out(`  curl ${base}/stats`)
+  out(`  open ${base}/  (landing page with live figures)`)
   out()
   out('Ctrl-C stops the service, the chains and the facilitator.')
 
   const stop = async () => {
     server.close()
+    await telemetry.close()
     await stack.stop()
     process.exit(0)
   }

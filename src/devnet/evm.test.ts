@@ -113,7 +113,7 @@ describe('EVM devnet', () => {
       }),
     ).toBe(
       domainSeparator({
-        domain: { name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: usdc.asset },
+        domain: { name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: usdc.asset as `0x${string}` },
       }),
     )
   })

@@ -2,10 +2,20 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
 import { logger } from '../logger.js'
+import type { AllowList } from '../mcp/dns-rebinding.js'
+import { registerMcp } from '../mcp/server.js'
 import type { PaymentGate } from '../payment/gate.js'
+import type { Rail } from '../payment/rails.js'
+import type { Stats } from '../telemetry/index.js'
 import type { ToolDefinition } from '../tools/types.js'
+import { httpBazaarExtension, registerDiscovery } from './discovery/index.js'
 import { toHttpFailure } from './errors.js'
+import { registerHealth, type TelemetryHealthLike } from './health.js'
+import { registerLanding } from './landing/index.js'
+import { methodAwareNotFound } from './methods.js'
 import { registerPaidRoutes } from './paid-routes.js'
+import { corsPolicy, securityHeaders } from './security.js'
+import { registerStats } from './stats.js'
 
 /** Largest accepted request body, in bytes (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -15,6 +25,16 @@ export interface AppDeps {
   gate: PaymentGate
   tools: readonly ToolDefinition[]
   publicBaseUrl: string
+  /** Configured rails in advertising order (OpenAPI `x-payment-info`); none when absent. */
+  rails?: readonly Rail[]
+  /** Signatures over the origin by the payTo keys, published in /.well-known/x402. */
+  ownershipProofs?: readonly string[]
+  /** Telemetry's last-known state for /health; absent when the app runs without telemetry. */
+  telemetryHealth?: () => TelemetryHealthLike
+  /** Aggregates for GET /stats; absent -> /stats answers 503 telemetry_unavailable. */
+  stats?: () => Promise<Stats>
+  /** DNS-rebinding allow list of `/mcp`; derived from `publicBaseUrl` when absent. */
+  mcpAllowList?: AllowList
 }
 
 /**
@@ -41,6 +61,8 @@ export function createApp(deps: AppDeps): Hono {
       'request',
     )
   })
+  app.use(securityHeaders())
+  app.use(corsPolicy())
 
   app.use(
     bodyLimit({
@@ -51,21 +73,32 @@ export function createApp(deps: AppDeps): Hono {
     }),
   )
 
-  app.get('/health', (c) => {
-    const facilitator = deps.gate.link.status()
-    const ok = facilitator.state === 'ok'
-    return c.json({
-      status: ok ? 'ok' : 'degraded',
-      checks: { facilitator: facilitator.state, rails: facilitator.rails },
-    })
+  registerHealth(app, { link: deps.gate.link, telemetryHealth: deps.telemetryHealth })
+  registerStats(app, deps.stats ? { stats: deps.stats } : {})
+  registerLanding(app, {
+    tools: deps.tools,
+    rails: deps.rails ?? [],
+    publicBaseUrl: deps.publicBaseUrl,
+    stats: deps.stats,
+  })
+  registerDiscovery(app, {
+    tools: deps.tools,
+    publicBaseUrl: deps.publicBaseUrl,
+    rails: deps.rails ?? [],
+    link: deps.gate.link,
+    maxBodyBytes: MAX_BODY_BYTES,
+    ownershipProofs: deps.ownershipProofs,
+  })
+  registerPaidRoutes(app, { ...deps, extensionsFor: httpBazaarExtension })
+  registerMcp(app, {
+    gate: deps.gate,
+    tools: deps.tools,
+    publicBaseUrl: deps.publicBaseUrl,
+    maxBodyBytes: MAX_BODY_BYTES,
+    ...(deps.mcpAllowList ? { allowList: deps.mcpAllowList } : {}),
   })
 
-  registerPaidRoutes(app, deps)
-
-  app.notFound((c) => {
-    const failure = toHttpFailure(new HTTPException(404))
-    return c.json(failure.body, failure.status)
-  })
+  app.notFound(methodAwareNotFound(app))
   app.onError((error, c) => {
     const failure = toHttpFailure(error)
     return c.json(failure.body, failure.status, failure.headers)

@@ -7,6 +7,7 @@ import {
   InvalidInputError,
   PaymentRequiredError,
 } from '../payment/errors.js'
+import { TelemetryUnavailableError } from '../telemetry/index.js'
 import { ToolError } from '../tools/types.js'
 
 /**
@@ -25,10 +26,22 @@ export class InvalidJsonError extends Error {
   readonly code = 'invalid_json'
 }
 
-/** Telemetry storage is unavailable (GET /stats). HTTP 503, code `telemetry_unavailable`. */
-export class StatsUnavailableError extends Error {
-  override readonly name = 'StatsUnavailableError'
-  readonly code = 'telemetry_unavailable'
+/** The path exists, but not for this method. HTTP 405 with `Allow`, code `method_not_allowed`. */
+export class MethodNotAllowedError extends Error {
+  override readonly name = 'MethodNotAllowedError'
+  readonly code = 'method_not_allowed'
+  /**
+   * @param method - the refused method
+   * @param path - the request path
+   * @param allow - the methods the path answers, for the `Allow` header
+   */
+  constructor(
+    method: string,
+    path: string,
+    readonly allow: string[],
+  ) {
+    super(`${method} is not allowed on ${path}; use ${allow.join(', ')}`)
+  }
 }
 
 /**
@@ -63,10 +76,6 @@ export const SERVICE_ERROR_CODES = {
     meaning: 'The body does not match the tool input schema; `issues` lists JSON Pointers.',
   },
   invalid_json: { status: 400, meaning: 'The body is not valid JSON.' },
-  tool_failed: {
-    status: 400,
-    meaning: 'The tool failed unexpectedly on this input; nothing was charged.',
-  },
   payload_too_large: { status: 413, meaning: 'The body exceeds 1 MiB.' },
   not_found: { status: 404, meaning: 'No such path.' },
   method_not_allowed: {
@@ -101,6 +110,19 @@ const fail = (
 ): HttpFailure => ({ status, body: { ok: false, error, code, ...extra }, headers })
 
 /**
+ * The failure envelope of any error, without status or headers: what the MCP adapter puts in an
+ * `isError` tool result. Derived from {@link toHttpFailure}, so the codes, messages and extras
+ * (`issues`, `details`, `input_check`) of the two transports cannot drift apart.
+ *
+ * @example
+ * toFailureEnvelope(new FacilitatorUnavailableError('down'))
+ * // { ok: false, error: 'down', code: 'facilitator_unavailable' }
+ */
+export function toFailureEnvelope(error: unknown): FailureBody {
+  return toHttpFailure(error).body
+}
+
+/**
  * Maps any error to its HTTP response. This is the only place where failure kinds become statuses.
  *
  * @example
@@ -126,7 +148,10 @@ export function toHttpFailure(error: unknown): HttpFailure {
     return fail(400, error.code, error.message, error.details ? { details: error.details } : {})
   }
   if (error instanceof InvalidJsonError) return fail(400, error.code, error.message)
-  if (error instanceof FacilitatorUnavailableError || error instanceof StatsUnavailableError) {
+  if (error instanceof MethodNotAllowedError) {
+    return fail(405, error.code, error.message, {}, { Allow: error.allow.join(', ') })
+  }
+  if (error instanceof FacilitatorUnavailableError || error instanceof TelemetryUnavailableError) {
     return fail(503, error.code, error.message, {}, { 'Retry-After': '5' })
   }
   if (error instanceof HTTPException) {

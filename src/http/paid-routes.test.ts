@@ -107,7 +107,7 @@ describe('paid HTTP routes', () => {
     const { paid, calls } = setup()
     const res = await paid('{"text":"boom"}')
     expect(res.status).toBe(400)
-    expect(await json(res)).toEqual({ ok: false, code: 'boom', error: 'tool refused' })
+    expect(await json(res)).toEqual({ ok: false, code: 'invalid_unicode', error: 'tool refused' })
     expect(calls).toEqual({ supported: 1, verify: 1, settle: 0 })
   })
 

@@ -36,7 +36,7 @@ const echo: ToolDefinition<z.output<typeof echoInput>, { upper: string }> = {
   limits: [],
   run: ({ text }) => {
     runs++
-    if (text === 'boom') throw new ToolError('boom', 'tool refused', { offset: 0 })
+    if (text === 'boom') throw new ToolError('invalid_unicode', 'tool refused', { offset: 0 })
     return { upper: text.toUpperCase() }
   },
 }
@@ -300,7 +300,7 @@ describe('MCP endpoint: tools/call', () => {
     expect(result.isError).toBe(true)
     expect(result.structuredContent).toEqual({
       ok: false,
-      code: 'boom',
+      code: 'invalid_unicode',
       error: 'tool refused',
       details: { offset: 0 },
     })

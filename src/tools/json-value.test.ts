@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { inspectJson } from './json-value.js'
 import { ToolError } from './types.js'
 
-const options = { field: '/value', maxDepth: 3, tooDeep: 'value_too_deep' }
+const options = { field: '/value', maxDepth: 3, tooDeep: 'value_too_deep' as const }
 
 function errorOf(fn: () => unknown): ToolError {
   try {

@@ -1,3 +1,4 @@
+import type { ToolErrorCode } from './errors.js'
 import { ToolError } from './types.js'
 import { firstLoneSurrogate } from './unicode.js'
 
@@ -38,7 +39,7 @@ function pointerOf(frame: Frame | undefined, field: string): string {
  */
 export function inspectJson(
   value: unknown,
-  options: { field: string; maxDepth: number; tooDeep: string },
+  options: { field: string; maxDepth: number; tooDeep: ToolErrorCode },
 ): JsonStats {
   const stats: JsonStats = { depth: 0, longestArray: 0 }
   const stack: Frame[] = [{ value, depth: 0, parent: undefined, key: '' }]

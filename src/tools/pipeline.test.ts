@@ -217,7 +217,7 @@ describe('pipeline: errors name the step and offset', () => {
       op: 'json_parse',
     })
     const syntax = toolErrorOf(() => run('{"a":', 'json_parse'))
-    expect(syntax.code).toBe('invalid_json')
+    expect(syntax.code).toBe('json_parse_failed')
     expect(syntax.details).toEqual({ reason: 'syntax', step: 0, op: 'json_parse' })
     const surrogate = toolErrorOf(() => run('["\\ud800"]', 'json_parse'))
     expect(surrogate.code).toBe('invalid_unicode')

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { ToolErrorCode } from './errors.js'
 
 /**
  * A JSON Schema (draft 2020-12) document, as plain JSON.
@@ -79,12 +80,12 @@ export class ToolError extends Error {
   override readonly name = 'ToolError'
 
   /**
-   * @param code - machine-readable snake_case code, documented in docs/errors.md
+   * @param code - machine-readable code from {@link TOOL_ERROR_CODES} (src/tools/errors.ts)
    * @param message - human-readable explanation; never echoes secrets
    * @param details - optional JSON details (offsets, step index, keyword name)
    */
   constructor(
-    readonly code: string,
+    readonly code: ToolErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
   ) {

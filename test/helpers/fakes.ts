@@ -28,7 +28,7 @@ export const fakeRails = configuredRails({
   railOrder: ['evm', 'solana'],
 })
 
-/** A tiny tool: upper-cases `text` (at most 10 chars); refuses "boom" with ToolError `boom`. */
+/** A tiny tool: upper-cases `text` (at most 10 chars); refuses "boom" with a ToolError. */
 export const echoTool: ToolDefinition<{ text: string }, { upper: string }> = {
   id: 'echo',
   path: '/echo',
@@ -42,7 +42,7 @@ export const echoTool: ToolDefinition<{ text: string }, { upper: string }> = {
   examples: [{ text: 'abc' }],
   limits: ['text: at most 10 characters'],
   run: ({ text }) => {
-    if (text === 'boom') throw new ToolError('boom', 'tool refused')
+    if (text === 'boom') throw new ToolError('invalid_unicode', 'tool refused')
     return { upper: text.toUpperCase() }
   },
 }

@@ -15,7 +15,7 @@ export type PipelineValue = { kind: 'bytes'; bytes: Uint8Array } | { kind: 'json
  */
 export function canonicalBytes(value: unknown): Uint8Array {
   const text = canonicalize(value)
-  if (text === undefined) throw new ToolError('invalid_json', 'the value has no JSON form')
+  if (text === undefined) throw new ToolError('json_parse_failed', 'the value has no JSON form')
   return utf8Encode(text)
 }
 
@@ -28,19 +28,19 @@ export function toBytes(current: PipelineValue): Uint8Array {
  * Parses UTF-8 bytes as JSON (RFC 8259), strictly: invalid UTF-8 is an error rather than U+FFFD,
  * and a BOM is not skipped. The result is depth-checked because canonicalisation recurses.
  *
- * @throws {ToolError} `invalid_json` `{ reason: 'utf8' | 'syntax' }`, `invalid_unicode`,
+ * @throws {ToolError} `json_parse_failed` `{ reason: 'utf8' | 'syntax' }`, `invalid_unicode`,
  *   `json_too_deep`
  */
 export function parseJsonBytes(bytes: Uint8Array): unknown {
   const text = utf8DecodeStrict(bytes)
   if (text === null) {
-    throw new ToolError('invalid_json', 'the bytes are not valid UTF-8', { reason: 'utf8' })
+    throw new ToolError('json_parse_failed', 'the bytes are not valid UTF-8', { reason: 'utf8' })
   }
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new ToolError('invalid_json', `not valid JSON: ${(error as Error).message}`, {
+    throw new ToolError('json_parse_failed', `not valid JSON: ${(error as Error).message}`, {
       reason: 'syntax',
     })
   }

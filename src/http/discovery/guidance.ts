@@ -1,0 +1,62 @@
+import { MCP_PATH, X402 } from './service-info.js'
+
+/**
+ * The steps of a paid HTTP call (SPEC 5), as Markdown list items without markers: shared by
+ * llms.txt and the OpenAPI description so that they cannot disagree.
+ *
+ * @example
+ * httpPaymentSteps()[0] // 'POST the JSON body to the tool path without payment. …'
+ */
+export function httpPaymentSteps(): string[] {
+  return [
+    'POST the JSON body to the tool path without payment. The answer is `402` with a ' +
+      `\`${X402.requiredHeader}\` header: Base64 of the x402 v${X402.version} PaymentRequired JSON, ` +
+      `whose \`accepts\` holds one \`${X402.scheme}\` entry per rail (USDC on Base \`eip155:8453\` ` +
+      'or on Solana mainnet), each with `amount` in atomic units (6 decimals), `asset` and `payTo`. ' +
+      'Its `extensions.bazaar` describes the body and the result.',
+    'The 402 body is `{ok: false, code: "payment_required", …}`; when the request carried a body, ' +
+      'it also holds `input_check: {valid, errors[]}` (JSON Pointers): fix the body before paying, ' +
+      'an invalid body is refused with 400 and nothing is charged.',
+    'Choose one rail, sign a PaymentPayload for it with an x402 v2 client (e.g. `@x402/fetch` with ' +
+      `\`@x402/evm\` or \`@x402/svm\`), echo \`extensions\` unchanged, and repeat the same request ` +
+      `with the \`${X402.signatureHeader}\` header (Base64 of the PaymentPayload JSON).`,
+    'The facilitator verifies the payment, the tool runs, the payment settles, and the answer is ' +
+      `\`200 {ok: true, result}\` with a \`${X402.responseHeader}\` header (Base64 SettleResponse: ` +
+      'transaction, network, payer). A tool error answers 400 and is never settled.',
+    'If the facilitator is unavailable the call fails closed with `503 facilitator_unavailable`: ' +
+      'nothing runs and nothing is charged. Retry after the `Retry-After` seconds.',
+  ]
+}
+
+/**
+ * The steps of a paid MCP call (x402 MCP transport), as Markdown list items without markers.
+ *
+ * @param base - public base URL, without trailing slash
+ */
+export function mcpPaymentSteps(base: string): string[] {
+  return [
+    `Connect to \`${base}${MCP_PATH}\` (Streamable HTTP, JSON responses, stateless). ` +
+      '`initialize`, `ping` and `tools/list` are free.',
+    '`tools/call` without payment returns an `isError` result whose `structuredContent` is the ' +
+      'PaymentRequired (the same rails and prices as over HTTP).',
+    'Sign one of its `accepts` and call the tool again with the PaymentPayload in ' +
+      `\`params._meta["${X402.mcpPaymentMeta}"]\`. The result is \`{ok: true, result}\`, with the ` +
+      `SettleResponse in \`_meta["${X402.mcpResponseMeta}"]\`.`,
+  ]
+}
+
+/**
+ * A short how-to-pay for machines that read one paragraph (OpenAPI `info.x-guidance`).
+ *
+ * @param base - public base URL, without trailing slash
+ */
+export function shortGuidance(base: string): string {
+  return (
+    'Every tool is a POST with a JSON body, paid per call with x402 v2 (scheme exact, USDC on ' +
+    `Base or Solana). Send the request without payment, read the Base64 ${X402.requiredHeader} ` +
+    `header of the 402, sign one of its accepts with an x402 v2 client, and repeat the request ` +
+    `with the ${X402.signatureHeader} header. The 402 body's input_check tells whether the body ` +
+    'is valid before you pay. Over MCP, pay tools/call with ' +
+    `_meta["${X402.mcpPaymentMeta}"] at ${base}${MCP_PATH}. Details: ${base}/llms.txt.`
+  )
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest'
+import { echoTool } from '../../../test/helpers/fakes.js'
+import { catalog } from '../../tools/catalog.js'
+import type { ToolDefinition } from '../../tools/types.js'
+import { SERVICE_ERROR_CODES } from '../errors.js'
+import { serviceErrorCodes } from './error-codes.js'
+import { buildLlmsTxt, EXAMPLE_PREFIX, llmsExamples } from './llms-txt.js'
+
+const BASE = 'https://tools.example'
+
+function build(tools: readonly ToolDefinition[]) {
+  return buildLlmsTxt({
+    tools,
+    publicBaseUrl: BASE,
+    errorCodes: serviceErrorCodes(),
+    maxBodyBytes: 1024 * 1024,
+  })
+}
+
+describe('llms.txt', () => {
+  const text = build(catalog)
+
+  it('follows the llmstxt.org layout: H1, blockquote, then H2 sections', () => {
+    const lines = text.split('\n')
+    expect(lines[0]).toBe('# Payload Tools')
+    expect(lines[2]).toMatch(/^> 8 deterministic payload utilities \(Hash, Base64, /)
+    expect(lines.filter((l) => l.startsWith('## '))).toEqual([
+      '## Tools',
+      '## Paying over HTTP (x402 v2)',
+      '## Paying over MCP',
+      '## Error codes',
+      '## Links',
+      '## Optional',
+    ])
+    expect(lines.filter((l) => l.startsWith('# '))).toHaveLength(1)
+  })
+
+  it('lists every tool with its price, MCP name and first example body', () => {
+    expect(llmsExamples(text)).toEqual(
+      catalog.map((tool) => ({ path: tool.path, body: tool.examples[0] })),
+    )
+    for (const tool of catalog) {
+      const line = text.split('\n').find((l) => l.startsWith(`- [POST ${tool.path}](`))
+      expect(line, tool.id).toContain(`MCP tool \`${tool.mcpName}\``)
+      expect(line).toContain(`OpenAPI operation \`${tool.operationId}\``)
+      expect(line).toContain(
+        `Price ${tool.price === '1000' ? '0.001' : '0.003'} USDC (\`${tool.price}\` atomic units)`,
+      )
+    }
+  })
+
+  it('explains both ways to pay', () => {
+    expect(text).toContain('`PAYMENT-REQUIRED` header')
+    expect(text).toContain('`PAYMENT-SIGNATURE` header')
+    expect(text).toContain('`params._meta["x402/payment"]`')
+    expect(text).toContain(
+      "Try it: `curl -i -X POST https://tools.example/hash -H 'Content-Type: application/json' " +
+        `-d '{"input":"hello world","algorithm":"SHA-256"}'\``,
+    )
+  })
+
+  it('lists every service error code with its status', () => {
+    for (const [code, { status, meaning }] of Object.entries(SERVICE_ERROR_CODES)) {
+      expect(text).toContain(`- \`${code}\` (${status}): ${meaning}`)
+    }
+  })
+
+  it('fences an example that holds backticks and quotes a shell-unsafe body', () => {
+    const tricky: ToolDefinition = {
+      ...(echoTool as unknown as ToolDefinition),
+      examples: [{ text: "it's `x`" }],
+    }
+    const out = build([tricky])
+    expect(out).toContain(`${EXAMPLE_PREFIX}\`\`{"text":"it's \`x\`"}\`\``)
+    expect(llmsExamples(out)).toEqual([{ path: '/echo', body: { text: "it's `x`" } }])
+    expect(out).toContain(`-d '{"text":"it'\\''s \`x\`"}'`)
+  })
+})

@@ -1,0 +1,474 @@
+import { z } from 'zod'
+import type { Rail } from '../../payment/rails.js'
+import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
+import { healthSchema } from '../health.js'
+import { capabilitiesSchema } from './capabilities.js'
+import type { ErrorCodeDoc } from './error-codes.js'
+import { toolExample } from './examples.js'
+import { httpPaymentSteps, mcpPaymentSteps, shortGuidance } from './guidance.js'
+import { hoistDefs, toolInputSchema, toolResultSchema } from './json-schema.js'
+import {
+  componentStem,
+  MCP_PATH,
+  SERVICE,
+  serviceSummary,
+  toolPrice,
+  X402,
+} from './service-info.js'
+import { statsSchema } from './stats-schema.js'
+import { wellKnownSchema } from './well-known.js'
+
+/** Options of {@link buildOpenApi}. */
+export interface OpenApiOptions {
+  tools: readonly ToolDefinition[]
+  /** Base URL without trailing slash: the only `servers` entry. */
+  publicBaseUrl: string
+  /** Configured rails: their atomic amounts go into each paid operation's `x-payment-info`. */
+  rails: readonly Rail[]
+  /** Every failure `code`: the `ErrorCode` enum. */
+  errorCodes: readonly ErrorCodeDoc[]
+  /** Largest accepted body, in bytes (the 413 description). */
+  maxBodyBytes: number
+}
+
+/** An OpenAPI 3.1 document, as plain JSON. */
+export type OpenApiDocument = Record<string, unknown>
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const json = (schema: unknown, extra: Record<string, unknown> = {}) => ({
+  'application/json': { schema, ...extra },
+})
+
+/** JSON Schema of a Zod schema, as a component (hoisted `$defs`, no `$schema`). */
+function component(
+  schemas: Record<string, JsonSchema>,
+  name: string,
+  schema: z.ZodType | JsonSchema,
+  io: 'input' | 'output' = 'output',
+): void {
+  const generated =
+    schema instanceof z.ZodType
+      ? (z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonSchema)
+      : schema
+  const { root, defs } = hoistDefs(generated, name, '#/components/schemas/')
+  for (const [key, value] of Object.entries({ [name]: root, ...defs })) {
+    if (schemas[key]) throw new Error(`OpenAPI: duplicate component schema ${key}`)
+    schemas[key] = value
+  }
+}
+
+/** The shared schemas, headers and responses of every paid operation. */
+function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonSchema>) {
+  const codes = options.errorCodes
+  schemas.ErrorCode = {
+    type: 'string',
+    description:
+      'Machine-readable failure code. Service codes come from the HTTP and payment layers; tool ' +
+      'codes from a tool that rejected its input (always 400, never charged).',
+    enum: codes.map((c) => c.code),
+    'x-enumDescriptions': Object.fromEntries(
+      codes.map((c) => [c.code, `${c.status} (${c.source}): ${c.meaning}`]),
+    ),
+  }
+  const code = ref('ErrorCode')
+  schemas.InputIssue = {
+    type: 'object',
+    description: 'One problem with the request body.',
+    properties: {
+      path: { type: 'string', description: 'JSON Pointer (RFC 6901) into the body; "" = root.' },
+      message: { type: 'string' },
+    },
+    required: ['path', 'message'],
+  }
+  schemas.InputCheck = {
+    type: 'object',
+    description:
+      'The free pre-payment check of an unpaid request that carried a body: pay only when valid.',
+    properties: {
+      valid: { type: 'boolean' },
+      errors: { type: 'array', items: ref('InputIssue') },
+    },
+    required: ['valid', 'errors'],
+  }
+  schemas.Failure = {
+    type: 'object',
+    description: 'The failure envelope (SPEC 2.1, 7).',
+    properties: {
+      ok: { const: false },
+      error: { type: 'string', description: 'Human-readable message.' },
+      code,
+      issues: {
+        type: 'array',
+        items: ref('InputIssue'),
+        description: 'With `invalid_request`: what is wrong with the body.',
+      },
+      details: {
+        type: 'object',
+        description: 'With a tool code: offsets, step index or keyword of the failure.',
+      },
+      input_check: ref('InputCheck'),
+    },
+    required: ['ok', 'error', 'code'],
+  }
+  const failure = (code: string, error: string, extra: Record<string, unknown> = {}) => ({
+    ok: false,
+    error,
+    code,
+    ...extra,
+  })
+  const headers = {
+    PaymentRequired: {
+      description:
+        'Base64 of the x402 v2 PaymentRequired JSON: `x402Version`, `resource`, `accepts` (one ' +
+        '`exact` entry per rail with `network`, `amount` in atomic units, `asset`, `payTo`, ' +
+        '`maxTimeoutSeconds`, `extra`) and `extensions.bazaar`.',
+      required: true,
+      schema: { type: 'string', contentEncoding: 'base64' },
+    },
+    PaymentResponse: {
+      description:
+        'Base64 of the facilitator SettleResponse JSON: `success`, `transaction`, `network`, ' +
+        '`payer`.',
+      schema: { type: 'string', contentEncoding: 'base64' },
+    },
+    RetryAfter: {
+      description: 'Seconds to wait before retrying.',
+      schema: { type: 'integer', minimum: 0 },
+    },
+  }
+  const responses = {
+    InvalidRequest: {
+      description:
+        'Invalid body (`invalid_json`, `invalid_request` with `issues`) or a tool error (a tool ' +
+        'code with `details`). Never charged: the payment is not settled.',
+      content: json(ref('Failure'), {
+        example: failure('invalid_request', 'Invalid request: /algorithm Invalid option', {
+          issues: [{ path: '/algorithm', message: 'Invalid option' }],
+        }),
+      }),
+    },
+    PaymentRequired: {
+      description:
+        'Payment required (`payment_required`) or refused (`invalid_payment`, ' +
+        '`payment_verification_failed`, `duplicate_settlement`, `settlement_failed`). Pay one ' +
+        `rail of the ${X402.requiredHeader} header and retry with ${X402.signatureHeader}.`,
+      headers: {
+        [X402.requiredHeader]: { $ref: '#/components/headers/PaymentRequired' },
+        [X402.responseHeader]: { $ref: '#/components/headers/PaymentResponse' },
+      },
+      content: json(ref('Failure'), {
+        example: failure('payment_required', 'Payment required: /hash costs 1000 atomic USDC', {
+          input_check: { valid: true, errors: [] },
+        }),
+      }),
+    },
+    PayloadTooLarge: {
+      description: `The body exceeds ${options.maxBodyBytes} bytes.`,
+      content: json(ref('Failure'), {
+        example: failure('payload_too_large', 'The body exceeds 1 MiB'),
+      }),
+    },
+    FacilitatorUnavailable: {
+      description:
+        'The payment facilitator is unconfigured or unreachable: fail-closed, nothing ran and ' +
+        'nothing was charged.',
+      headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+      content: json(ref('Failure'), {
+        example: failure('facilitator_unavailable', 'Payment facilitator is unavailable'),
+      }),
+    },
+  }
+  return { headers, responses }
+}
+
+/** `x-payment-info` of a paid operation: the price, in USD and per rail in atomic units. */
+function paymentInfo(tool: ToolDefinition, rails: readonly Rail[]) {
+  return {
+    price: { mode: 'fixed', currency: 'USD', amount: toolPrice(tool).usdc },
+    protocols: ['x402'],
+    x402: {
+      version: X402.version,
+      scheme: X402.scheme,
+      accepts: rails.map((rail) => ({
+        network: rail.network,
+        asset: rail.asset,
+        payTo: rail.payTo,
+        amount: tool.price,
+      })),
+    },
+  }
+}
+
+function paidOperation(tool: ToolDefinition, rails: readonly Rail[]) {
+  const stem = componentStem(tool)
+  const example = toolExample(tool)
+  const price = toolPrice(tool)
+  const limits = tool.limits.map((limit) => `- ${limit}`).join('\n')
+  return {
+    post: {
+      operationId: tool.operationId,
+      summary: `${tool.title} (${price.usdc} USDC)`,
+      description:
+        `${tool.description}\n\nPrice: ${price.usdc} USDC per call (\`${price.atomic}\` atomic ` +
+        `units on every rail). MCP tool: \`${tool.mcpName}\`.` +
+        (limits ? `\n\nLimits:\n${limits}` : ''),
+      tags: ['tools'],
+      requestBody: {
+        required: true,
+        content: json(ref(`${stem}Input`), { example: example.body }),
+      },
+      responses: {
+        '200': {
+          description: `Paid and settled: \`{ok: true, result}\` with the ${X402.responseHeader} receipt.`,
+          headers: {
+            [X402.responseHeader]: { $ref: '#/components/headers/PaymentResponse' },
+          },
+          content: json(ref(`${stem}Success`), { example: example.response }),
+        },
+        '400': { $ref: '#/components/responses/InvalidRequest' },
+        '402': { $ref: '#/components/responses/PaymentRequired' },
+        '413': { $ref: '#/components/responses/PayloadTooLarge' },
+        '503': { $ref: '#/components/responses/FacilitatorUnavailable' },
+      },
+      'x-payment-info': paymentInfo(tool, rails),
+    },
+  }
+}
+
+/** A free GET operation answering 200 with `content`. */
+function freeGet(
+  operationId: string,
+  summary: string,
+  description: string,
+  tag: string,
+  content: Record<string, unknown>,
+  extraResponses: Record<string, unknown> = {},
+) {
+  return {
+    get: {
+      operationId,
+      summary,
+      description: `${description}\n\nFree. \`HEAD\` answers too; other methods answer 405.`,
+      tags: [tag],
+      security: [],
+      responses: { '200': { description: summary, content }, ...extraResponses },
+    },
+  }
+}
+
+function freePaths(base: string) {
+  const text = (description: string) => ({ schema: { type: 'string', description } })
+  return {
+    '/': freeGet(
+      'landing_page',
+      'Landing page',
+      'Live aggregate telemetry, the tool catalogue and a quick start.',
+      'discovery',
+      {
+        'text/html': text('HTML page.'),
+      },
+    ),
+    '/stats': freeGet(
+      'stats',
+      'Aggregate paid-usage telemetry',
+      'Paid calls, payers, repeat usage, revenue and network activity. No payer or transaction identifiers.',
+      'telemetry',
+      json(ref('Stats')),
+      {
+        '503': {
+          description: 'Telemetry storage is temporarily unavailable (`telemetry_unavailable`).',
+          headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+          content: json(ref('Failure'), {
+            example: {
+              ok: false,
+              error: 'Telemetry storage is temporarily unavailable',
+              code: 'telemetry_unavailable',
+            },
+          }),
+        },
+      },
+    ),
+    '/health': freeGet(
+      'health',
+      'Health',
+      'For load balancers: always 200 while the process serves; `degraded` names its reasons.',
+      'discovery',
+      json(ref('Health')),
+    ),
+    '/capabilities': freeGet(
+      'capabilities',
+      'Capabilities',
+      'Service, transports, x402 version and scheme, the rails live right now, limits and every tool.',
+      'discovery',
+      json(ref('Capabilities')),
+    ),
+    '/openapi.json': freeGet(
+      'openapi',
+      'This OpenAPI document',
+      'The machine-readable interface description (OpenAPI 3.1).',
+      'discovery',
+      json({ type: 'object' }),
+    ),
+    '/llms.txt': freeGet(
+      'llms_txt',
+      'Text description for agents',
+      `What the service does, the tools with prices and examples, and how to pay (llmstxt.org format). ${base}/llms.txt`,
+      'discovery',
+      { 'text/plain': text('Markdown text.') },
+    ),
+    '/robots.txt': freeGet(
+      'robots_txt',
+      'Robots file',
+      'Allows the landing page, the statistics and the discovery files (RFC 9309).',
+      'discovery',
+      { 'text/plain': text('robots.txt rules.') },
+    ),
+    '/.well-known/x402': freeGet(
+      'well_known_x402',
+      'x402 payment discovery',
+      'The paid resources, for x402 crawlers such as x402scan.',
+      'discovery',
+      json(ref('WellKnownX402')),
+    ),
+    [MCP_PATH]: {
+      post: {
+        operationId: 'mcp',
+        summary: 'MCP endpoint (Streamable HTTP)',
+        description:
+          'Model Context Protocol over Streamable HTTP: one JSON-RPC 2.0 message per POST, answered ' +
+          'with JSON. `initialize`, `ping` and `tools/list` are free; `tools/call` of the eight ' +
+          `tools is paid with x402: without payment it returns an \`isError\` result holding the ` +
+          `PaymentRequired; repeat it with the PaymentPayload in \`params._meta["${X402.mcpPaymentMeta}"]\`. ` +
+          `The receipt is in the result's \`_meta["${X402.mcpResponseMeta}"]\`. No payment travels ` +
+          'in HTTP headers here, so the operation declares no security requirement.',
+        tags: ['mcp'],
+        security: [],
+        requestBody: {
+          required: true,
+          content: json(ref('JsonRpcRequest'), {
+            example: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+          }),
+        },
+        responses: {
+          '200': {
+            description: 'A JSON-RPC 2.0 response.',
+            content: json(ref('JsonRpcResponse')),
+          },
+          '202': { description: 'A notification or response was accepted; no body.' },
+          '400': {
+            description: 'Not a JSON-RPC message.',
+            content: json(ref('JsonRpcResponse')),
+          },
+        },
+      },
+    },
+  }
+}
+
+/**
+ * Builds the OpenAPI 3.1.0 document of the service from the tool catalogue: one paid `POST`
+ * operation per tool (request and result schemas from its Zod schemas, examples computed by running
+ * it, `x-payment-info` with the price), the free endpoints with `security: []`, the `/stats` schema
+ * and the failure `code` enum.
+ *
+ * Paid operations inherit the global `x402` security requirement: an `apiKey`-style scheme naming
+ * the `PAYMENT-SIGNATURE` header, which is how generic OpenAPI tooling can express "send this
+ * header".
+ *
+ * @example
+ * const doc = buildOpenApi({ tools: catalog, publicBaseUrl, rails, errorCodes, maxBodyBytes })
+ * doc.paths['/hash'].post.operationId // 'hash'
+ * @throws {Error} when a tool example is invalid or two components collide
+ */
+export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
+  const base = options.publicBaseUrl
+  const summary = serviceSummary(options.tools)
+  const schemas: Record<string, JsonSchema> = {}
+  const paths: Record<string, unknown> = {}
+  for (const tool of options.tools) {
+    const stem = componentStem(tool)
+    component(schemas, `${stem}Input`, toolInputSchema(tool))
+    component(schemas, `${stem}Result`, toolResultSchema(tool))
+    schemas[`${stem}Success`] = {
+      type: 'object',
+      description: `200 body of ${tool.path}.`,
+      properties: { ok: { const: true }, result: ref(`${stem}Result`) },
+      required: ['ok', 'result'],
+    }
+    paths[tool.path] = paidOperation(tool, options.rails)
+  }
+  const { headers, responses } = sharedComponents(options, schemas)
+  component(schemas, 'Stats', statsSchema)
+  component(schemas, 'Health', healthSchema)
+  component(schemas, 'Capabilities', capabilitiesSchema)
+  component(schemas, 'WellKnownX402', wellKnownSchema)
+  schemas.JsonRpcRequest = {
+    type: 'object',
+    description: 'A JSON-RPC 2.0 request or notification (MCP).',
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: ['string', 'integer'] },
+      method: { type: 'string' },
+      params: { type: 'object' },
+    },
+    required: ['jsonrpc', 'method'],
+  }
+  schemas.JsonRpcResponse = {
+    type: 'object',
+    description: 'A JSON-RPC 2.0 response (MCP): `result` or `error`.',
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: ['string', 'integer', 'null'] },
+      result: { type: 'object' },
+      error: {
+        type: 'object',
+        properties: { code: { type: 'integer' }, message: { type: 'string' } },
+        required: ['code', 'message'],
+      },
+    },
+    required: ['jsonrpc'],
+  }
+  Object.assign(paths, freePaths(base))
+
+  const steps = (list: string[]) => list.map((step, i) => `${i + 1}. ${step}`).join('\n')
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: SERVICE.name,
+      version: SERVICE.version,
+      summary,
+      description:
+        `${summary} No AI model and no upstream call: output is a deterministic function ` +
+        'of the input. Payload contents and raw payer addresses are not stored.\n\n' +
+        `## Paying over HTTP\n\n${steps(httpPaymentSteps())}\n\n` +
+        `## Paying over MCP\n\n${steps(mcpPaymentSteps(base))}\n\n` +
+        `Every failure is \`{ok: false, error, code}\`; the codes are the \`ErrorCode\` enum. ` +
+        `Agents: see ${base}/llms.txt.`,
+      'x-guidance': shortGuidance(base),
+    },
+    servers: [{ url: base, description: 'This deployment.' }],
+    tags: [
+      { name: 'tools', description: 'The eight paid tools: POST a JSON body, pay with x402.' },
+      { name: 'discovery', description: 'Free: health, capabilities and discovery documents.' },
+      { name: 'telemetry', description: 'Free: aggregate paid-usage statistics.' },
+      { name: 'mcp', description: 'The same tools over the Model Context Protocol.' },
+    ],
+    security: [{ x402: [] }],
+    paths,
+    components: {
+      schemas,
+      headers,
+      responses,
+      securitySchemes: {
+        x402: {
+          type: 'apiKey',
+          in: 'header',
+          name: X402.signatureHeader,
+          description:
+            `x402 v${X402.version} payment: Base64 of a PaymentPayload JSON signed for one of the ` +
+            `\`accepts\` of the 402 response's ${X402.requiredHeader} header. A new payment per call.`,
+        },
+      },
+    },
+  }
+}

@@ -1,0 +1,70 @@
+import { usdcDecimal } from '../../payment/rails.js'
+import type { ToolDefinition } from '../../tools/types.js'
+
+/** Name and interface version (SPEC 9) of the service, as every discovery surface states them. */
+export const SERVICE = { name: 'Payload Tools', version: '0.3.0' } as const
+
+/**
+ * The one-line summary of the service, naming the tools of the catalogue.
+ *
+ * @example
+ * serviceSummary([hashTool, base64Tool])
+ * // '2 deterministic payload utilities (Hash, Base64) for developers and AI agents, paid per …'
+ */
+export function serviceSummary(tools: readonly ToolDefinition[]): string {
+  return (
+    `${tools.length} deterministic payload utilities (${tools.map((t) => t.title).join(', ')}) ` +
+    'for developers and AI agents, paid per call in USDC with x402 v2 on Base and Solana.'
+  )
+}
+
+/** x402 protocol version and scheme of every paid call (SPEC 5). */
+export const X402 = {
+  version: 2,
+  scheme: 'exact',
+  /** HTTP header of the 402 response: Base64 of the PaymentRequired JSON. */
+  requiredHeader: 'PAYMENT-REQUIRED',
+  /** HTTP header of the paid retry: Base64 of the PaymentPayload JSON. */
+  signatureHeader: 'PAYMENT-SIGNATURE',
+  /** HTTP header of the 200 response: Base64 of the facilitator's SettleResponse JSON. */
+  responseHeader: 'PAYMENT-RESPONSE',
+  /** MCP `tools/call` params `_meta` key carrying the PaymentPayload (x402 MCP transport). */
+  mcpPaymentMeta: 'x402/payment',
+  /** MCP result `_meta` key carrying the SettleResponse. */
+  mcpResponseMeta: 'x402/payment-response',
+} as const
+
+/** Path of the MCP endpoint (SPEC 4.3). */
+export const MCP_PATH = '/mcp'
+
+/** A price in both notations. */
+export interface Price {
+  /** Atomic USDC units (6 decimals), e.g. "1000". */
+  atomic: string
+  /** USDC decimal string, e.g. "0.001". */
+  usdc: string
+}
+
+/**
+ * The price of one call of a tool.
+ *
+ * @example
+ * toolPrice(hashTool) // { atomic: '1000', usdc: '0.001' }
+ */
+export function toolPrice(tool: ToolDefinition): Price {
+  return { atomic: tool.price, usdc: usdcDecimal(tool.price) }
+}
+
+/**
+ * The component-name stem of a tool: its id in PascalCase.
+ *
+ * @example
+ * componentStem(jsonValidateTool) // 'JsonValidate'
+ */
+export function componentStem(tool: ToolDefinition): string {
+  return tool.id
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('')
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod'
+
+const count = z.number().int().min(0)
+
+const money = z
+  .object({
+    atomic: z
+      .string()
+      .regex(/^[0-9]+$/)
+      .describe('Atomic USDC units (6 decimals).'),
+    usdc: z.string().describe('Exact USDC decimal string, trailing zeros trimmed; "0" when zero.'),
+  })
+  .describe('An amount of USDC in both notations.')
+
+/**
+ * Body of GET /stats (SPEC 2.3), as the OpenAPI document describes it: aggregate figures only, no
+ * payer or transaction identifiers. The telemetry module produces it; this schema is checked
+ * against its real output in the tests.
+ */
+export const statsSchema = z
+  .object({
+    paid_calls: count.describe('Verified paid attempts.'),
+    successful_paid_calls: count.describe('Paid calls that settled and answered 200.'),
+    unique_payers: count.describe('Distinct payers among settled calls.'),
+    repeat_payers: count.describe('Payers with two or more settled calls.'),
+    repeat_paid_calls: count.describe("Settled calls after each payer's first."),
+    repeat_call_rate: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe('repeat_paid_calls / successful_paid_calls; 0 without settled calls.'),
+    revenue: z.object({ lifetime: money, last_24h: money, last_7d: money }),
+    networks: z
+      .record(z.string(), z.object({ calls: count, revenue: money }))
+      .describe('Settled calls and revenue per CAIP-2 network that has any.'),
+    tools: z
+      .record(z.string(), z.object({ calls: count }))
+      .describe('Settled calls per tool id that has any.'),
+    daily: z
+      .array(
+        z.object({
+          date: z
+            .string()
+            .regex(/^\d{4}-\d{2}-\d{2}$/)
+            .describe('UTC date.'),
+          calls: count,
+          revenue: money,
+        }),
+      )
+      .length(7)
+      .describe('The last 7 UTC days, oldest first, ending today, zero-filled.'),
+    generated_at: z.string().describe('ISO 8601 time the figures were computed.'),
+    window: z.object({
+      last_24h: z.string(),
+      last_7d: z.string(),
+      daily: z.string(),
+      cache_seconds: z.number().describe('How long the figures are cached, in seconds.'),
+    }),
+  })
+  .describe('Aggregate paid-usage telemetry.')

@@ -1,0 +1,74 @@
+import { Hono } from 'hono'
+import { describe, expect, it } from 'vitest'
+import { corsPolicy, securityHeaders } from './security.js'
+
+const PAGE_CSP = "default-src 'self'; script-src 'self'"
+
+function app() {
+  const hono = new Hono()
+  hono.use(securityHeaders())
+  hono.use(corsPolicy())
+  hono.get('/json', (c) => c.json({ ok: true }))
+  hono.get('/page', (c) => {
+    c.header('Content-Security-Policy', PAGE_CSP)
+    return c.html('<p>hi</p>')
+  })
+  hono.post('/paid', (c) =>
+    c.json({ ok: false }, 402, { 'PAYMENT-REQUIRED': 'eyJ4NDAyVmVyc2lvbiI6Mn0=' }),
+  )
+  return hono
+}
+
+describe('corsPolicy', () => {
+  it('answers a preflight for a paid POST with PAYMENT-SIGNATURE allowed', async () => {
+    const res = await app().request('/paid', {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://wallet.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type, payment-signature',
+      },
+    })
+    expect(res.status).toBe(204)
+    expect(res.headers.get('Access-Control-Allow-Origin')).toBe('*')
+    expect(res.headers.get('Access-Control-Allow-Methods')).toBe('GET,HEAD,POST,OPTIONS')
+    expect(res.headers.get('Access-Control-Allow-Headers')?.split(',')).toEqual(
+      expect.arrayContaining(['Content-Type', 'PAYMENT-SIGNATURE']),
+    )
+    expect(res.headers.get('Access-Control-Max-Age')).toBe('7200')
+  })
+
+  it('lets a browser read PAYMENT-REQUIRED and PAYMENT-RESPONSE', async () => {
+    const res = await app().request('/paid', {
+      method: 'POST',
+      headers: { Origin: 'https://wallet.example' },
+    })
+    expect(res.status).toBe(402)
+    expect(res.headers.get('Access-Control-Allow-Origin')).toBe('*')
+    expect(res.headers.get('Access-Control-Expose-Headers')).toBe(
+      'PAYMENT-REQUIRED,PAYMENT-RESPONSE,Retry-After,Allow',
+    )
+    expect(res.headers.get('PAYMENT-REQUIRED')).toBe('eyJ4NDAyVmVyc2lvbiI6Mn0=')
+  })
+})
+
+describe('securityHeaders', () => {
+  it('sets a deny-all CSP and the usual headers on JSON', async () => {
+    const res = await app().request('/json')
+    expect(res.headers.get('Content-Security-Policy')).toBe(
+      "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    )
+    expect(res.headers.get('X-Content-Type-Options')).toBe('nosniff')
+    expect(res.headers.get('X-Frame-Options')).toBe('DENY')
+    expect(res.headers.get('Referrer-Policy')).toBe('no-referrer')
+    expect(res.headers.get('Cross-Origin-Resource-Policy')).toBe('cross-origin')
+    expect(res.headers.get('Strict-Transport-Security')).toBe('max-age=15552000; includeSubDomains')
+  })
+
+  it("keeps an HTML handler's own CSP and still adds the other headers", async () => {
+    const res = await app().request('/page')
+    expect(res.headers.get('Content-Security-Policy')).toBe(PAGE_CSP)
+    expect(res.headers.get('X-Content-Type-Options')).toBe('nosniff')
+    expect(res.headers.get('X-Frame-Options')).toBe('DENY')
+  })
+})

@@ -1,0 +1,74 @@
+import type { MiddlewareHandler } from 'hono'
+import { cors } from 'hono/cors'
+import { secureHeaders } from 'hono/secure-headers'
+
+/**
+ * Response headers a browser script may read (`Access-Control-Expose-Headers`): the x402 headers,
+ * so that browser x402 clients can pay, plus `Retry-After` and `Allow` of 503 and 405 answers.
+ */
+export const EXPOSED_HEADERS = [
+  'PAYMENT-REQUIRED',
+  'PAYMENT-RESPONSE',
+  'Retry-After',
+  'Allow',
+] as const
+
+/**
+ * Request headers a browser script may send (`Access-Control-Allow-Headers`): JSON bodies, the x402
+ * payment, and the MCP Streamable HTTP headers.
+ */
+export const ALLOWED_HEADERS = [
+  'Content-Type',
+  'PAYMENT-SIGNATURE',
+  'Accept',
+  'Mcp-Protocol-Version',
+  'Mcp-Session-Id',
+  'Last-Event-ID',
+] as const
+
+/**
+ * CORS for every path (Fetch standard, "CORS protocol"): any origin, no credentials (there are no
+ * cookies or accounts; a payment authorizes one call), preflights answered 204 with the allowed
+ * methods and headers, cached for 2 hours (the Chromium cap).
+ *
+ * @example
+ * app.use(corsPolicy())
+ */
+export function corsPolicy(): MiddlewareHandler {
+  return cors({
+    origin: '*',
+    allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    allowHeaders: [...ALLOWED_HEADERS],
+    exposeHeaders: [...EXPOSED_HEADERS],
+    maxAge: 7200,
+  })
+}
+
+/**
+ * Security headers on every response (hono `secure-headers`), with defaults fit for an API whose
+ * answers are JSON and text:
+ * - `Content-Security-Policy: default-src 'none'; frame-ancestors 'none'; base-uri 'none';
+ *   form-action 'none'`: nothing in a JSON or text answer may load or run. A handler that serves
+ *   HTML sets its own, stricter-where-it-matters policy: `overwrite: false` keeps a header the
+ *   handler already set;
+ * - `X-Frame-Options: DENY`, `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`,
+ *   `Strict-Transport-Security` (ignored by browsers over plain http);
+ * - `Cross-Origin-Resource-Policy: cross-origin`: the documents and the API are public and meant to
+ *   be fetched from other origins (CORS decides what scripts may read).
+ *
+ * @example
+ * app.use(securityHeaders())
+ */
+export function securityHeaders(): MiddlewareHandler {
+  return secureHeaders({
+    contentSecurityPolicy: {
+      defaultSrc: ["'none'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+      formAction: ["'none'"],
+    },
+    crossOriginResourcePolicy: 'cross-origin',
+    xFrameOptions: 'DENY',
+    overwrite: false,
+  })
+}
