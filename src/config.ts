@@ -67,6 +67,12 @@ const envSchema = z.object({
   X402_OWNERSHIP_PROOFS: commaList(ownershipProof),
 })
 
+/** Names of every environment variable the service reads (the README's config table). */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape)
+
+/** The defaults of the variables that have one, as parsed values. */
+export const CONFIG_DEFAULTS: Record<string, unknown> = envSchema.parse({})
+
 /** Parsed service configuration. Amounts are atomic USDC; durations are milliseconds. */
 export interface Config {
   port: number

@@ -64,14 +64,15 @@ export function createApp(deps: AppDeps): Hono {
   app.use(securityHeaders())
   app.use(corsPolicy())
 
-  app.use(
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new HTTPException(413)
-      },
-    }),
-  )
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new HTTPException(413)
+    },
+  })
+  // Only requests that may carry a body: the limiter reads `c.req.raw.body`, which makes
+  // @hono/node-server build a full Request and cut GET throughput by about 4×.
+  app.use((c, next) => (c.req.method === 'POST' ? limitBody(c, next) : next()))
 
   registerHealth(app, { link: deps.gate.link, telemetryHealth: deps.telemetryHealth })
   registerStats(app, deps.stats ? { stats: deps.stats } : {})

@@ -1,4 +1,3 @@
-import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { logger } from '../logger.js'
@@ -9,6 +8,7 @@ import {
 } from '../payment/errors.js'
 import { TelemetryUnavailableError } from '../telemetry/index.js'
 import { ToolError } from '../tools/types.js'
+import { paymentRequiredHeader, settlementHeader } from './headers.js'
 
 /**
  * The failure envelope of SPEC 2.1 and 7: `{ok: false, error, code}`, plus optional details.
@@ -132,11 +132,11 @@ export function toFailureEnvelope(error: unknown): FailureBody {
 export function toHttpFailure(error: unknown): HttpFailure {
   if (error instanceof PaymentRequiredError) {
     const headers: Record<string, string> = {
-      'PAYMENT-REQUIRED': encodePaymentRequiredHeader(error.paymentRequired),
+      'PAYMENT-REQUIRED': paymentRequiredHeader(error.paymentRequired),
       'Cache-Control': 'no-store',
     }
     if (error.extras.settlement) {
-      headers['PAYMENT-RESPONSE'] = encodePaymentResponseHeader(error.extras.settlement)
+      headers['PAYMENT-RESPONSE'] = settlementHeader(error.extras.settlement)
     }
     const extra = error.extras.inputCheck ? { input_check: error.extras.inputCheck } : {}
     return fail(402, error.code, error.message, extra, headers)

@@ -1,8 +1,9 @@
-import { decodePaymentSignatureHeader, encodePaymentResponseHeader } from '@x402/core/http'
+import { decodePaymentSignatureHeader } from '@x402/core/http'
 import type { Context, Hono } from 'hono'
 import type { PaymentGate } from '../payment/gate.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { InvalidJsonError, toHttpFailure } from './errors.js'
+import { settlementHeader } from './headers.js'
 
 /** Options of {@link registerPaidRoutes}. */
 export interface PaidRoutesOptions {
@@ -80,7 +81,7 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
           ...(inputProblem ? { inputProblem } : {}),
           ...(extensions ? { extensions } : {}),
         })
-        c.header('PAYMENT-RESPONSE', encodePaymentResponseHeader(settlement))
+        c.header('PAYMENT-RESPONSE', settlementHeader(settlement))
         c.header('Cache-Control', 'no-store')
         return c.json({ ok: true, result }, 200)
       } catch (error) {

@@ -136,6 +136,30 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     }
   }
 
+  // The unpaid PaymentRequired of a tool is the same for every request until the facilitator's
+  // /supported changes (a new LiveState): built once per state, transport and tool, as crawlers
+  // and agents probe it far more often than they pay. Shared: callers must not mutate it.
+  const offers = new WeakMap<LiveState, Map<string, Promise<PaymentRequired>>>()
+  function offered(
+    state: LiveState,
+    call: PaidCall,
+    build: () => Promise<PaymentRequired>,
+  ): Promise<PaymentRequired> {
+    let perState = offers.get(state)
+    if (!perState) {
+      perState = new Map()
+      offers.set(state, perState)
+    }
+    const key = `${call.transport} ${call.tool.id} ${call.resource.url}`
+    let offer = perState.get(key)
+    if (!offer) {
+      offer = build()
+      offer.catch(() => perState.delete(key))
+      perState.set(key, offer)
+    }
+    return offer
+  }
+
   function checkInput(tool: ToolDefinition, input: unknown): InputCheck {
     const parsed = tool.input.safeParse(input)
     return parsed.success
@@ -149,6 +173,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     const requirements = await state.accepts(tool.price)
     const paymentRequired = (error: string): Promise<PaymentRequired> =>
       state.server.createPaymentRequiredResponse(requirements, call.resource, error, extensions)
+    const offer = offered(state, call, () => paymentRequired('Payment required'))
 
     if (call.payment === undefined) {
       const inputCheck: InputCheck | undefined = call.inputProblem
@@ -159,7 +184,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       throw new PaymentRequiredError(
         'payment_required',
         `Payment required: ${tool.path} costs ${tool.price} atomic USDC`,
-        await paymentRequired('Payment required'),
+        await offer,
         inputCheck ? { inputCheck } : {},
       )
     }
@@ -178,7 +203,6 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     const parsed = tool.input.safeParse(call.input ?? {})
     if (!parsed.success) throw new InvalidInputError(toInputIssues(parsed.error))
 
-    const offered = await paymentRequired('Payment required')
     const matched = state.server.findMatchingRequirements(requirements, payment)
     if (!matched) {
       throw new PaymentRequiredError(
@@ -187,7 +211,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         await paymentRequired('No matching payment requirements'),
       )
     }
-    const echo = state.server.validateExtensions(offered, payment)
+    const echo = state.server.validateExtensions(await offer, payment)
     if (!echo.valid) {
       throw new PaymentRequiredError(
         'invalid_payment',

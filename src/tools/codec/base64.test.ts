@@ -109,3 +109,36 @@ describe('decodeBase64Strict', () => {
     })
   })
 })
+
+describe('decodeBase64Strict fast path', () => {
+  // A leading space forces the full scan (the fast path takes no whitespace), so the two paths
+  // must agree on every input: same bytes, alphabet and padding, or the same rejection reason.
+  const outcome = (text: string) => {
+    try {
+      const { bytes, alphabet, padded } = decodeBase64Strict(text)
+      return { hex: Buffer.from(bytes).toString('hex'), alphabet, padded }
+    } catch (error) {
+      return { reason: (error as ToolError).details?.reason }
+    }
+  }
+
+  it('agrees with the full scan on 5,000 pseudo-random inputs', () => {
+    const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=='
+    let seed = 42
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed
+    }
+    let fast = 0
+    for (let n = 0; n < 5000; n++) {
+      const length = next() % 13
+      let text = ''
+      for (let i = 0; i < length; i++) text += chars[next() % chars.length]
+      if (n % 3 === 0) text = `${text.replace(/[=]/g, '')}${'='.repeat(next() % 3)}`
+      const direct = outcome(text)
+      expect(outcome(` ${text}`), JSON.stringify(text)).toEqual(direct)
+      if (!('reason' in direct)) fast++
+    }
+    expect(fast).toBeGreaterThan(500)
+  })
+})
