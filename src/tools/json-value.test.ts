@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { inspectJson } from './json-value.js'
-import { ToolError } from './types.js'
+import { toolErrorOf as errorOf } from './test-helpers.js'
 
 const options = { field: '/value', maxDepth: 3, tooDeep: 'value_too_deep' as const }
-
-function errorOf(fn: () => unknown): ToolError {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof ToolError) return error
-    throw error
-  }
-  throw new Error('expected a ToolError')
-}
 
 describe('inspectJson', () => {
   it('reports depth and the longest array', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ToolError } from '../types.js'
+import { toolErrorOf as errorOf } from '../test-helpers.js'
+import type { ToolError } from '../types.js'
 import { decodeBase64Strict, encodeBase64, encodeBase64Url } from './base64.js'
 
 const text = (value: string) => new TextEncoder().encode(value)
@@ -15,16 +16,6 @@ const RFC4648 = [
   ['fooba', 'Zm9vYmE='],
   ['foobar', 'Zm9vYmFy'],
 ] as const
-
-function errorOf(fn: () => unknown): ToolError {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof ToolError) return error
-    throw error
-  }
-  throw new Error('expected a ToolError')
-}
 
 describe('encodeBase64 / encodeBase64Url', () => {
   it.each(RFC4648)('RFC 4648 section 10: %j -> %j', (plain, encoded) => {

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ToolError } from '../types.js'
+import { toolErrorOf as errorOf } from '../test-helpers.js'
 import { decodeHexStrict, encodeHex } from './hex.js'
-
-function errorOf(fn: () => unknown): ToolError {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof ToolError) return error
-    throw error
-  }
-  throw new Error('expected a ToolError')
-}
 
 describe('hex codec', () => {
   it('encodes RFC 4648 section 10 base16 vectors in lowercase', () => {

@@ -1,0 +1,97 @@
+import type { ToolDefinition } from '../../tools/types.js'
+import { toolExample } from '../discovery/examples.js'
+import { MCP_PATH, X402 } from '../discovery/service-info.js'
+
+/** One quick-start step: a heading, a sentence, and a code block (plain text, unescaped). */
+export interface QuickStartStep {
+  id: string
+  title: string
+  /** Plain text; `backticks` mark inline code. */
+  text: string
+  /** Language label of the code block. */
+  language: 'shell' | 'typescript' | 'json'
+  code: string
+}
+
+/** Single-quoted shell word (POSIX): `'` becomes `'\''`. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`
+}
+
+/**
+ * The quick start of the landing page: an unpaid curl call that shows the 402, a paid call with
+ * the official `@x402/fetch` client, and the MCP endpoint, all for the first catalogue tool and
+ * its canonical example body.
+ *
+ * @param base - public base URL, without trailing slash
+ * @param tools - the catalogue; the first tool is the example
+ * @throws {Error} when the catalogue is empty or its first example is invalid (a catalogue bug)
+ */
+export function quickStartSteps(base: string, tools: readonly ToolDefinition[]): QuickStartStep[] {
+  const tool = tools[0]
+  if (!tool) throw new Error('the landing page needs at least one tool')
+  const body = JSON.stringify(toolExample(tool).body)
+  const url = `${base}${tool.path}`
+  return [
+    {
+      id: 'curl',
+      title: 'See the price with curl',
+      text:
+        `Call any tool without paying. The answer is \`402\` with a \`${X402.requiredHeader}\` ` +
+        'header: Base64 JSON listing one `exact` USDC offer per rail, with amount, asset and payTo.',
+      language: 'shell',
+      code: [
+        `curl -i -X POST ${url} \\`,
+        `  -H 'Content-Type: application/json' \\`,
+        `  -d ${shellQuote(body)}`,
+        '',
+        '# HTTP/1.1 402 Payment Required',
+        `# ${X402.requiredHeader}: eyJ4NDAyVmVyc2lvbiI6Mi…`,
+      ].join('\n'),
+    },
+    {
+      id: 'fetch',
+      title: 'Pay per call with @x402/fetch',
+      text:
+        'The official x402 client answers the 402 for you: it signs a USDC payment, repeats the ' +
+        `request with \`${X402.signatureHeader}\`, and returns the 200 with its receipt in ` +
+        `\`${X402.responseHeader}\`. Use \`@x402/svm\` to pay on Solana instead.`,
+      language: 'typescript',
+      code: [
+        `import { ExactEvmScheme } from '@x402/evm/exact/client'`,
+        `import { wrapFetchWithPayment, x402Client } from '@x402/fetch'`,
+        `import { privateKeyToAccount } from 'viem/accounts'`,
+        '',
+        'const client = new x402Client()',
+        `client.register('eip155:8453', new ExactEvmScheme(privateKeyToAccount(process.env.PAYER_KEY)))`,
+        'const pay = wrapFetchWithPayment(fetch, client)',
+        '',
+        `const res = await pay('${url}', {`,
+        `  method: 'POST',`,
+        `  headers: { 'Content-Type': 'application/json' },`,
+        `  body: JSON.stringify(${body}),`,
+        '})',
+        'console.log(await res.json()) // { ok: true, result: { … } }',
+      ].join('\n'),
+    },
+    {
+      id: 'mcp',
+      title: 'Use the tools over MCP',
+      text:
+        `Point an MCP client at \`${base}${MCP_PATH}\` (Streamable HTTP, stateless). Listing is ` +
+        'free; an unpaid `tools/call` returns the PaymentRequired, and a paid one carries the ' +
+        `signed PaymentPayload in \`params._meta["${X402.mcpPaymentMeta}"]\`.`,
+      language: 'shell',
+      code: [
+        `curl -X POST ${base}${MCP_PATH} \\`,
+        `  -H 'Content-Type: application/json' \\`,
+        `  -H 'Accept: application/json, text/event-stream' \\`,
+        `  -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'`,
+        '',
+        `# tools/call ${tool.mcpName} with payment:`,
+        `# {"method":"tools/call","params":{"name":"${tool.mcpName}","arguments":${body},`,
+        `#   "_meta":{"${X402.mcpPaymentMeta}":<PaymentPayload>}}}`,
+      ].join('\n'),
+    },
+  ]
+}

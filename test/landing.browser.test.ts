@@ -1,0 +1,302 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
+import { findToolByPath } from '../src/tools/catalog.js'
+import type { ToolDefinition } from '../src/tools/types.js'
+import { type PayerKeys, paidFetch } from './helpers/clients.js'
+import { json } from './helpers/json.js'
+import { type RunningService, startService } from './helpers/service.js'
+
+// The landing page in a real browser: Debian chromium driven by playwright-core, against the real
+// service on the devnet with SQLite telemetry. The page must show what /stats says, follow a paid
+// call, show "unavailable" (never zeros) while the telemetry store is locked, and recover, with no
+// console error, no CSP violation and no request leaving the origin. Screenshots go to
+// test-artifacts/.
+
+const CHROMIUM = '/usr/bin/chromium'
+const ARTIFACTS = join(process.cwd(), 'test-artifacts')
+/** The page refreshes every 5 s and /stats caches for 2 s: an update shows within about 7 s. */
+const UPDATE_TIMEOUT_MS = 15_000
+
+let stack: DevStack
+let telemetry: Telemetry
+let svc: RunningService
+let context: BrowserContext
+let page: Page
+const dataDir = mkdtempSync(join(tmpdir(), 'landing-browser-'))
+const profileDir = mkdtempSync(join(tmpdir(), 'landing-chromium-'))
+const requests: string[] = []
+const consoleErrors: string[] = []
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is missing at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), ` +
+        'as .ci/run does. The landing page browser test cannot be skipped.',
+    )
+  }
+  stack = await startDevStack({ payers: 1 })
+  telemetry = await createTelemetry({ dataDir, salt: 'landing-browser-salt' })
+  svc = await startService(stack, {}, { telemetry })
+  context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    // Without the background-networking flags chromium calls home, and on a closed network
+    // floods it with refused connections.
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: { width: 1280, height: 900 },
+    colorScheme: 'light',
+  })
+  context.on('request', (request) => requests.push(request.url()))
+  // A CSP violation raises `securitypolicyviolation`; init scripts run outside the page's CSP.
+  await context.addInitScript(() => {
+    const w = globalThis as unknown as BrowserGlobals
+    w.cspViolations = []
+    w.document.addEventListener('securitypolicyviolation', (event) => {
+      w.cspViolations.push(`${event.violatedDirective} ${event.blockedURI}`)
+    })
+  })
+  page = context.pages()[0] ?? (await context.newPage())
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text())
+  })
+  page.on('pageerror', (error) => consoleErrors.push(`pageerror: ${error.message}`))
+  mkdirSync(ARTIFACTS, { recursive: true })
+}, 120_000)
+
+afterAll(async () => {
+  await context?.close()
+  await svc?.stop()
+  await telemetry?.close()
+  await stack?.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+  rmSync(profileDir, { recursive: true, force: true })
+})
+
+/**
+ * The few browser globals the page functions below use. They run in chromium, but are type-checked
+ * here without the DOM library (adding it would change the Node globals of the whole project).
+ */
+interface PageNode {
+  textContent: string | null
+  dataset: Record<string, string | undefined>
+  children: ArrayLike<PageNode>
+  querySelector(selector: string): PageNode | null
+  querySelectorAll(selector: string): ArrayLike<PageNode>
+}
+interface BrowserGlobals {
+  document: PageNode & {
+    getElementById(id: string): PageNode | null
+    documentElement: { scrollWidth: number; clientWidth: number }
+    addEventListener(
+      type: 'securitypolicyviolation',
+      listener: (event: { violatedDirective: string; blockedURI: string }) => void,
+    ): void
+  }
+  cspViolations: string[]
+}
+
+const tool = (path: string) => findToolByPath(path) as ToolDefinition
+const keys = (rail: 'evm' | 'solana'): PayerKeys => {
+  if (rail === 'evm') return { evmPrivateKey: stack.evm.payers[0]?.privateKey }
+  const payer = stack.solana.payers[0]
+  if (!payer) throw new Error('missing Solana payer')
+  return {
+    solana: {
+      secretKey: payer.secretKey,
+      rpcUrl: stack.solana.rpcUrl,
+      network: stack.solana.network,
+    },
+  }
+}
+
+async function paidCall(rail: 'evm' | 'solana', path: string): Promise<void> {
+  const pay = await paidFetch(keys(rail), rail)
+  const res = await pay(`${svc.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(tool(path).examples[0]),
+  })
+  expect(res.status).toBe(200)
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: /stats JSON, compared field by field below
+type StatsBody = Record<string, any>
+
+async function stats(): Promise<StatsBody> {
+  const res = await fetch(`${svc.baseUrl}/stats`)
+  expect(res.status).toBe(200)
+  return json(res)
+}
+
+/** What the page must show for a /stats body, formatted independently of the page's code. */
+function expectedFigures(body: StatsBody) {
+  const count = (n: number) => n.toLocaleString('en-US')
+  const usdc = (m: { usdc: string }) => `${m.usdc} USDC`
+  const network = (id: string) => body.networks[id] ?? { calls: 0, revenue: { usdc: '0' } }
+  return {
+    figures: {
+      paid_calls: count(body.paid_calls),
+      successful_paid_calls: count(body.successful_paid_calls),
+      unique_payers: count(body.unique_payers),
+      repeat_payers: count(body.repeat_payers),
+      repeat_paid_calls: count(body.repeat_paid_calls),
+      repeat_call_rate: `${(body.repeat_call_rate * 100).toFixed(1)}%`,
+      'revenue.lifetime': usdc(body.revenue.lifetime),
+      'revenue.last_24h': usdc(body.revenue.last_24h),
+      'revenue.last_7d': usdc(body.revenue.last_7d),
+    },
+    networks: ['eip155:8453', stack.solana.network].map((id) => [
+      id,
+      count(network(id).calls),
+      usdc(network(id).revenue),
+    ]),
+    daily: body.daily.map((d: StatsBody) => [d.date, count(d.calls), d.revenue.usdc]),
+  }
+}
+
+/** What the page shows right now, read from the DOM. */
+function shownFigures() {
+  return page.evaluate(() => {
+    const { document } = globalThis as unknown as BrowserGlobals
+    const text = (el: PageNode | null) => el?.textContent?.trim() ?? ''
+    const figures: Record<string, string> = {}
+    for (const el of Array.from(document.querySelectorAll('[data-stat]'))) {
+      figures[el.dataset.stat ?? ''] = text(el)
+    }
+    const networks = Array.from(document.querySelectorAll('[data-network]')).map((card) => [
+      card.dataset.network,
+      text(card.querySelector('[data-field="calls"]')),
+      text(card.querySelector('[data-field="revenue"]')),
+    ])
+    const daily = Array.from(document.querySelectorAll('[data-role="daily"] tr')).map((row) =>
+      Array.from(row.children).map((cell) => text(cell)),
+    )
+    return { figures, networks, daily }
+  })
+}
+
+/** Waits until the page shows what /stats says, with `paid_calls` equal to `paidCalls`. */
+async function expectPageToMatchStats(paidCalls: number): Promise<void> {
+  await page.waitForFunction(
+    (n) => {
+      const { document } = globalThis as unknown as BrowserGlobals
+      return (
+        document.getElementById('live')?.dataset.state === 'available' &&
+        document.querySelector('[data-stat="paid_calls"]')?.textContent === String(n)
+      )
+    },
+    paidCalls,
+    { timeout: UPDATE_TIMEOUT_MS },
+  )
+  const body = await stats()
+  expect(body.paid_calls).toBe(paidCalls)
+  expect(await shownFigures()).toEqual(expectedFigures(body))
+}
+
+async function screenshot(name: string, width: number, scheme: 'light' | 'dark') {
+  await page.setViewportSize({ width, height: width < 600 ? 844 : 900 })
+  await page.emulateMedia({ colorScheme: scheme })
+  // The chart redraws for the new colour scheme and width.
+  await page.waitForTimeout(300)
+  if (width < 600) {
+    const overflow = await page.evaluate(() => {
+      const { documentElement } = (globalThis as unknown as BrowserGlobals).document
+      return documentElement.scrollWidth - documentElement.clientWidth
+    })
+    expect(overflow, 'no horizontal scrolling on a phone').toBe(0)
+  }
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
+}
+
+describe('landing page in chromium', () => {
+  it('shows the /stats figures, follows paid calls and telemetry outages', async () => {
+    await paidCall('evm', '/hash')
+    await paidCall('solana', '/pipeline')
+
+    await page.goto(`${svc.baseUrl}/`)
+    expect(await page.title()).toBe('Payload Tools: payload utilities paid per call with x402')
+    // uPlot drew the 7-day chart from this origin.
+    await page.waitForSelector('[data-role="chart"] canvas')
+    await expectPageToMatchStats(2)
+
+    // A paid call shows up at the next refresh.
+    await paidCall('evm', '/base64')
+    await expectPageToMatchStats(3)
+    expect(await page.locator('[data-role="notice"]').isVisible()).toBe(false)
+    // Let the 1.2 s highlight of the changed figures fade before the screenshots.
+    await page.waitForTimeout(1_500)
+
+    await screenshot('landing-desktop-light', 1280, 'light')
+    await screenshot('landing-desktop-dark', 1280, 'dark')
+    await screenshot('landing-phone-light', 390, 'light')
+    await screenshot('landing-phone-dark', 390, 'dark')
+    await page.setViewportSize({ width: 1280, height: 900 })
+    await page.emulateMedia({ colorScheme: 'light' })
+
+    expect(consoleErrors).toEqual([])
+
+    // The store goes down: another connection holds SQLite's write lock. A paid call still
+    // succeeds (its events wait in memory), /stats answers 503, and the page says so.
+    const locker = new Database(join(dataDir, 'telemetry.sqlite'), { timeout: 5_000 })
+    try {
+      locker.exec('BEGIN EXCLUSIVE')
+      await paidCall('solana', '/hash')
+      expect((await fetch(`${svc.baseUrl}/stats`)).status).toBe(503)
+      await page.waitForFunction(
+        () =>
+          (globalThis as unknown as BrowserGlobals).document.getElementById('live')?.dataset
+            .state === 'unavailable',
+        null,
+        {
+          timeout: UPDATE_TIMEOUT_MS,
+        },
+      )
+      const shown = await shownFigures()
+      expect(Object.values(shown.figures)).toEqual(Array(9).fill('Unavailable'))
+      expect(shown.networks.map((n) => n.slice(1))).toEqual([
+        ['Unavailable', 'Unavailable'],
+        ['Unavailable', 'Unavailable'],
+      ])
+      expect(shown.daily).toEqual([['Unavailable']])
+      const notice = page.locator('[data-role="notice"]')
+      expect(await notice.isVisible()).toBe(true)
+      expect(await notice.textContent()).toBe(
+        'Live figures are unavailable: the telemetry store is not answering. Paid calls are not affected; this page keeps retrying.',
+      )
+      expect(await page.locator('[data-role="state"]').textContent()).toBe('Unavailable')
+      await page.screenshot({ path: join(ARTIFACTS, 'landing-unavailable.png'), fullPage: true })
+    } finally {
+      locker.exec('COMMIT')
+      locker.close()
+    }
+
+    // Back up: the buffered events are flushed and the page shows all four calls again.
+    await expectPageToMatchStats(4)
+
+    // Chromium reports each 503 of /stats itself; nothing else may have gone wrong.
+    expect(consoleErrors.filter((e) => !/status of 503 \(Service Unavailable\)/.test(e))).toEqual(
+      [],
+    )
+    expect(
+      await page.evaluate(() => (globalThis as unknown as BrowserGlobals).cspViolations),
+    ).toEqual([])
+    const origin = new URL(svc.baseUrl).origin
+    expect(requests.length).toBeGreaterThan(0)
+    expect(requests.filter((url) => new URL(url).origin !== origin)).toEqual([])
+  }, 120_000)
+})
