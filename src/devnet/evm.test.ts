@@ -113,7 +113,12 @@ describe('EVM devnet', () => {
       }),
     ).toBe(
       domainSeparator({
-        domain: { name: 'USD Coin', version: '2', chainId: 8453, verifyingContract: usdc.asset as `0x${string}` },
+        domain: {
+          name: 'USD Coin',
+          version: '2',
+          chainId: 8453,
+          verifyingContract: usdc.asset as `0x${string}`,
+        },
       }),
     )
   })

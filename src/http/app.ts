@@ -14,7 +14,7 @@ import { registerHealth, type TelemetryHealthLike } from './health.js'
 import { registerLanding } from './landing/index.js'
 import { methodAwareNotFound } from './methods.js'
 import { registerPaidRoutes } from './paid-routes.js'
-import { corsPolicy, securityHeaders } from './security.js'
+import { corsPolicy, precomputedHeaders, securityHeaders } from './security.js'
 import { registerStats } from './stats.js'
 
 /** Largest accepted request body, in bytes (1 MiB). */
@@ -61,8 +61,8 @@ export function createApp(deps: AppDeps): Hono {
       'request',
     )
   })
-  app.use(securityHeaders())
-  app.use(corsPolicy())
+  app.use(precomputedHeaders([securityHeaders(), corsPolicy()]))
+  app.options('*', corsPolicy())
 
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,

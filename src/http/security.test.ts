@@ -1,13 +1,13 @@
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
-import { corsPolicy, securityHeaders } from './security.js'
+import { corsPolicy, precomputedHeaders, securityHeaders } from './security.js'
 
 const PAGE_CSP = "default-src 'self'; script-src 'self'"
 
 function app() {
   const hono = new Hono()
-  hono.use(securityHeaders())
-  hono.use(corsPolicy())
+  hono.use(precomputedHeaders([securityHeaders(), corsPolicy()]))
+  hono.options('*', corsPolicy())
   hono.get('/json', (c) => c.json({ ok: true }))
   hono.get('/page', (c) => {
     c.header('Content-Security-Policy', PAGE_CSP)
@@ -70,5 +70,19 @@ describe('securityHeaders', () => {
     expect(res.headers.get('Content-Security-Policy')).toBe(PAGE_CSP)
     expect(res.headers.get('X-Content-Type-Options')).toBe('nosniff')
     expect(res.headers.get('X-Frame-Options')).toBe('DENY')
+  })
+})
+
+describe('precomputedHeaders', () => {
+  it('sets exactly the headers the middlewares themselves add', async () => {
+    const direct = new Hono()
+    direct.use(securityHeaders())
+    direct.use(corsPolicy())
+    direct.get('/json', (c) => c.json({ ok: true }))
+    const init = { headers: { Origin: 'https://wallet.example' } }
+    const expected = Object.fromEntries((await direct.request('/json', init)).headers)
+    const actual = Object.fromEntries((await app().request('/json', init)).headers)
+    expect(actual).toEqual(expected)
+    expect(Object.keys(actual).length).toBeGreaterThan(10)
   })
 })

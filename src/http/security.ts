@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
 import { cors } from 'hono/cors'
 import { secureHeaders } from 'hono/secure-headers'
 
@@ -71,4 +71,41 @@ export function securityHeaders(): MiddlewareHandler {
     xFrameOptions: 'DENY',
     overwrite: false,
   })
+}
+
+/**
+ * Applies, before the handler runs, the response headers that `middlewares` add to a plain
+ * response, computed once by running them on a probe request. For middlewares whose headers do
+ * not depend on the request, which holds for {@link securityHeaders} and for the non-preflight
+ * part of {@link corsPolicy} (origin `*`).
+ *
+ * Why: hono's secure-headers and cors set their headers on `c.res` after (or around) `next()`,
+ * which makes Hono rebuild the Response and @hono/node-server leave its fast path; together they
+ * cut a bare route from about 20k to 7k requests/s here. Headers set with `c.header()` before
+ * `next()` cost about 20%. The libraries still decide which headers and values; preflights still
+ * go through {@link corsPolicy} itself. A handler that sets the same header (an HTML page's own
+ * CSP) overrides the probe's value.
+ *
+ * @example
+ * app.use(precomputedHeaders([securityHeaders(), corsPolicy()]))
+ * app.options('*', corsPolicy())
+ */
+export function precomputedHeaders(middlewares: MiddlewareHandler[]): MiddlewareHandler {
+  let headers: [string, string][] | undefined
+  let capturing: Promise<[string, string][]> | undefined
+  const capture = async (): Promise<[string, string][]> => {
+    const probe = new Hono()
+    for (const middleware of middlewares) probe.use(middleware)
+    probe.get('/', (c) => c.body(null, 204))
+    const res = await probe.request('/', { headers: { Origin: 'https://probe.invalid' } })
+    return [...res.headers.entries()]
+  }
+  return async function precomputed(c, next) {
+    if (!headers) {
+      capturing ??= capture()
+      headers = await capturing
+    }
+    for (const [name, value] of headers) c.header(name, value)
+    await next()
+  }
 }
