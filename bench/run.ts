@@ -3,11 +3,8 @@
  * baselines measured in the same run (raw node:crypto, Buffer, jsdiff, a bare Hono route).
  * Results are printed as Markdown; bench/README.md records a run.
  */
-import { loadConfig } from '../src/config.js'
 import { logger } from '../src/logger.js'
-import { createService } from '../src/service.js'
-import { fakeGate } from '../test/helpers/fakes.js'
-import { bareHono, listen, load, loadTable } from './http.js'
+import { benchLoad } from './load.js'
 import { benchPaid } from './paid.js'
 import { benchTools } from './tools.js'
 
@@ -22,40 +19,8 @@ async function main(): Promise<void> {
   out('\n## Tools vs the raw libraries they wrap (in process, median per call)\n')
   out(benchTools(quick))
 
-  out('\n## HTTP under load vs a bare Hono route (autocannon, 10 connections)\n')
-  const seconds = quick ? 2 : 8
-  const bare = await listen(bareHono().fetch)
-  // The 402 path needs /supported once; a scripted facilitator keeps the network out of it.
-  const { gate } = fakeGate()
-  const service = createService(loadConfig({ LOG_LEVEL: 'silent' }))
-  const { createApp } = await import('../src/http/app.js')
-  const { catalog } = await import('../src/tools/catalog.js')
-  const app = createApp({ gate, tools: catalog, publicBaseUrl: 'http://127.0.0.1' })
-  const svc = await listen(app.fetch)
-  const unconfigured = await listen(service.app.fetch)
-  try {
-    const results = [
-      await load(
-        'bare Hono POST (baseline)',
-        { url: `${bare.url}/bare`, method: 'POST', body: '{}' },
-        seconds,
-      ),
-      await load(
-        'POST /hash unpaid -> 402',
-        { url: `${svc.url}/hash`, method: 'POST', body: '{"input":"abc"}' },
-        seconds,
-      ),
-      await load('GET /health', { url: `${svc.url}/health` }, seconds),
-      await load(
-        'POST /hash, no facilitator -> 503',
-        { url: `${unconfigured.url}/hash`, method: 'POST', body: '{}' },
-        seconds,
-      ),
-    ]
-    out(loadTable(results))
-  } finally {
-    await Promise.all([bare.close(), svc.close(), unconfigured.close()])
-  }
+  out('\n## HTTP under load vs a bare Hono route\n')
+  out(await benchLoad(quick ? 3 : 10))
 
   out('\n## Paid round trip on the devnet (official client, sequential, median)\n')
   out(await benchPaid(quick ? 5 : 20))

@@ -64,15 +64,25 @@ export function createApp(deps: AppDeps): Hono {
   app.use(precomputedHeaders([securityHeaders(), corsPolicy()]))
   app.options('*', corsPolicy())
 
-  const limitBody = bodyLimit({
+  const streamLimit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: () => {
       throw new HTTPException(413)
     },
   })
-  // Only requests that may carry a body: the limiter reads `c.req.raw.body`, which makes
-  // @hono/node-server build a full Request and cut GET throughput by about 4×.
-  app.use((c, next) => (c.req.method === 'POST' ? limitBody(c, next) : next()))
+  // hono's bodyLimit reads `c.req.raw.body` first, which makes @hono/node-server build a
+  // web-stream Request and leave its fast body path: GETs 4× and POSTs 2.5× slower here. A
+  // declared Content-Length is checked from the header; only a body without one (chunked)
+  // streams through bodyLimit, which counts it.
+  app.use((c, next) => {
+    if (c.req.method !== 'POST') return next()
+    const length = c.req.header('content-length')
+    if (length === undefined || c.req.header('transfer-encoding') !== undefined) {
+      return streamLimit(c, next)
+    }
+    if (Number(length) > MAX_BODY_BYTES) throw new HTTPException(413)
+    return next()
+  })
 
   registerHealth(app, { link: deps.gate.link, telemetryHealth: deps.telemetryHealth })
   registerStats(app, deps.stats ? { stats: deps.stats } : {})

@@ -156,9 +156,32 @@ describe('paid HTTP routes', () => {
     expect(calls.settle).toBe(0)
   })
 
-  it('refuses a body over 1 MiB with 413', async () => {
-    const { post } = setup()
-    const res = await post(`{"text":"${'a'.repeat(MAX_BODY_BYTES)}"}`)
+  it('refuses a declared Content-Length over 1 MiB with 413 before reading the body', async () => {
+    const { post, calls } = setup()
+    const res = await post('{"text":"abc"}', { 'Content-Length': String(MAX_BODY_BYTES + 1) })
+    expect(res.status).toBe(413)
+    expect((await json(res)).code).toBe('payload_too_large')
+    expect(calls.supported).toBe(0)
+  })
+
+  it('refuses a streamed body (no Content-Length) over 1 MiB with 413', async () => {
+    const { app } = setup()
+    const chunk = new TextEncoder().encode('a'.repeat(64 * 1024))
+    let sent = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent > MAX_BODY_BYTES) return controller.close()
+        sent += chunk.length
+        controller.enqueue(chunk)
+      },
+    })
+    const request = new Request('http://svc/echo', {
+      method: 'POST',
+      body,
+      duplex: 'half',
+    } as RequestInit)
+    expect(request.headers.get('content-length')).toBeNull()
+    const res = await app.request(request)
     expect(res.status).toBe(413)
     expect(await json(res)).toEqual({
       ok: false,

@@ -1,10 +1,11 @@
 /**
- * `npx tsx bench/stats.ts [--seconds N]`: GET /stats under load against a bare Hono route, in one
- * run. A child process serves both on @hono/node-server: the bare route (a small JSON) and the
- * real service (createService) with SQLite telemetry seeded with 10,000 payment events; this
- * process drives them with autocannon (10 connections, a warm-up, then N seconds, default 10), so
- * the load generator does not share the servers' event loop. Request logging is off in both, as
- * in `npm run bench`. Prints a Markdown table with median and p99 latency, req/s and the ratios.
+ * The servers of the load section of `npm run bench`, in a child process so that autocannon (in
+ * the parent) does not share their event loop: a bare Hono route (the baseline), the real service
+ * with SQLite telemetry seeded with 10,000 payment events (GET /health, GET /stats with its 2 s
+ * cache and with the cache off), the unpaid 402 path over a scripted facilitator, and the
+ * fail-closed 503 path with no facilitator. Request logging is off everywhere.
+ *
+ * `npx tsx bench/load.ts [--seconds N]` runs the load section alone.
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -13,12 +14,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { loadConfig } from '../src/config.js'
+import { createApp } from '../src/http/app.js'
 import { logger } from '../src/logger.js'
 import { createService } from '../src/service.js'
 import { toEventRow } from '../src/telemetry/event-row.js'
 import { createTelemetry, createTelemetryStore, type Telemetry } from '../src/telemetry/index.js'
 import type { EventRow } from '../src/telemetry/types.js'
 import { catalog } from '../src/tools/catalog.js'
+import { fakeGate } from '../test/helpers/fakes.js'
 import { bareHono, listen, type Target } from './http.js'
 import { table } from './measure.js'
 
@@ -29,14 +32,12 @@ const WARM_UP_SECONDS = 3
 const SALT = 'bench-stats-salt-0000'
 const NETWORKS = ['eip155:8453', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp']
 
-/** URLs the child serves. */
-interface Served {
-  bare: string
-  /** GET /health of the same service: the app's middleware without /stats. */
-  health: string
-  stats: string
-  /** The same service and database with the stats cache off: the cost of one aggregate query. */
-  statsUncached: string
+/** One endpoint the child serves, as autocannon should load it. */
+interface Endpoint {
+  name: string
+  url: string
+  method?: 'GET' | 'POST'
+  body?: string
 }
 
 /** Deterministic pseudo-random numbers (mulberry32), so every run seeds the same events. */
@@ -91,26 +92,38 @@ async function serveChild(): Promise<void> {
   await store.close()
 
   const telemetries: Telemetry[] = []
-  const targets: Target[] = [await listen(bareHono().fetch)]
-  for (const cacheMs of [undefined, 0]) {
+  const bare = await listen(bareHono().fetch)
+  const targets: Target[] = [bare]
+  const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent' })
+  const withTelemetry = async (cacheMs?: number) => {
     const telemetry = await createTelemetry({
       dataDir,
       salt: SALT,
       ...(cacheMs === 0 ? { cacheMs } : {}),
     })
     telemetries.push(telemetry)
-    const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent' })
-    targets.push(await listen(createService(config, { telemetry }).app.fetch))
+    const target = await listen(createService(config, { telemetry }).app.fetch)
+    targets.push(target)
+    return target.url
   }
-  const [bare, stats, uncached] = targets
-  if (!bare || !stats || !uncached) throw new Error('servers did not start')
-  const served: Served = {
-    bare: `${bare.url}/bare`,
-    health: `${stats.url}/health`,
-    stats: `${stats.url}/stats`,
-    statsUncached: `${uncached.url}/stats`,
-  }
-  process.send?.(served)
+  const served = await withTelemetry()
+  const uncached = await withTelemetry(0)
+  // The 402 path needs a facilitator's /supported once; a scripted one keeps the network out.
+  const paid = await listen(
+    createApp({ gate: fakeGate().gate, tools: catalog, publicBaseUrl: 'http://127.0.0.1' }).fetch,
+  )
+  targets.push(paid)
+  const body = JSON.stringify({ input: 'abc' })
+  const endpoints: Endpoint[] = [
+    { name: 'bare Hono GET (baseline)', url: `${bare.url}/bare` },
+    { name: 'bare Hono POST, JSON body read', url: `${bare.url}/bare`, method: 'POST', body },
+    { name: 'GET /health', url: `${served}/health` },
+    { name: 'GET /stats (2 s cache, as served)', url: `${served}/stats` },
+    { name: 'GET /stats (cache off: one query per request)', url: `${uncached}/stats` },
+    { name: 'POST /hash unpaid -> 402', url: `${paid.url}/hash`, method: 'POST', body },
+    { name: 'POST /hash, no facilitator -> 503', url: `${served}/hash`, method: 'POST', body },
+  ]
+  process.send?.(endpoints)
   process.on('message', async () => {
     for (const target of targets) await target.close()
     for (const telemetry of telemetries) await telemetry.close()
@@ -125,58 +138,52 @@ interface Measured {
   p50: number
   p99: number
   rps: number
-  non2xx: number
 }
 
-async function measure(name: string, url: string, seconds: number): Promise<Measured> {
-  const options = { url, connections: CONNECTIONS }
+async function measure(endpoint: Endpoint, seconds: number): Promise<Measured> {
+  const options = {
+    url: endpoint.url,
+    connections: CONNECTIONS,
+    method: endpoint.method ?? 'GET',
+    ...(endpoint.body
+      ? { body: endpoint.body, headers: { 'content-type': 'application/json' } }
+      : {}),
+  }
   await autocannon({ ...options, duration: WARM_UP_SECONDS })
   const result = await autocannon({ ...options, duration: seconds })
   return {
-    name,
+    name: endpoint.name,
     p50: result.latency.p50,
     p99: result.latency.p99,
     rps: Math.round(result.requests.average),
-    non2xx: result.non2xx,
   }
 }
 
 /** Mean latency in ms from the throughput: every connection has one request in flight. */
 const meanMs = (r: Measured) => (CONNECTIONS / r.rps) * 1000
 
-/** Parent: starts the child, loads each URL in turn, prints the figures. */
-async function main(): Promise<void> {
-  const flag = process.argv.indexOf('--seconds')
-  const seconds = flag >= 0 ? Number(process.argv[flag + 1]) : 10
+/**
+ * The load section: forks the servers, loads each endpoint in turn with autocannon, and returns
+ * a Markdown table with ratios to the bare Hono GET measured in the same run.
+ *
+ * @param seconds - measured seconds per endpoint (after a 3 s warm-up)
+ */
+export async function benchLoad(seconds: number): Promise<string> {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve'], {
     execArgv: process.execArgv,
   })
   try {
-    const served = await new Promise<Served>((resolve, reject) => {
-      child.once('message', (message) => resolve(message as Served))
+    const endpoints = await new Promise<Endpoint[]>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as Endpoint[]))
       child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)))
     })
-    const check = await fetch(served.stats)
-    if (check.status !== 200) throw new Error(`GET /stats answered ${check.status}`)
-    const body = (await check.json()) as { paid_calls: number }
-
-    const results = [
-      await measure('bare Hono GET (baseline)', served.bare, seconds),
-      await measure('GET /health (same app, no /stats)', served.health, seconds),
-      await measure('GET /stats (2 s cache, as served)', served.stats, seconds),
-      await measure('GET /stats (cache off: one query per request)', served.statsUncached, seconds),
-    ]
+    const results: Measured[] = []
+    for (const endpoint of endpoints) results.push(await measure(endpoint, seconds))
     const base = results[0] as Measured
-    const out = (text = '') => process.stdout.write(`${text}\n`)
-    out(
-      `# GET /stats under load (${new Date().toISOString()}, node ${process.version}, ` +
-        `${EVENTS.toLocaleString('en-US')} events in SQLite, paid_calls ${body.paid_calls})\n`,
-    )
-    out(
-      `autocannon: ${CONNECTIONS} connections, ${WARM_UP_SECONDS} s warm-up, ${seconds} s measured, ` +
-        'servers in a child process.\n',
-    )
-    out(
+    return [
+      `autocannon: ${CONNECTIONS} connections, ${WARM_UP_SECONDS} s warm-up, ${seconds} s measured per ` +
+        `endpoint; servers in a child process; SQLite telemetry holding ${EVENTS.toLocaleString('en-US')} events.`,
+      '',
       table(
         [
           'endpoint',
@@ -184,8 +191,8 @@ async function main(): Promise<void> {
           'p99',
           'req/s',
           'mean latency',
-          'req/s vs bare',
-          'mean latency vs bare',
+          'req/s vs bare GET',
+          'mean latency vs bare GET',
         ],
         results.map((r) => [
           r.name,
@@ -197,15 +204,18 @@ async function main(): Promise<void> {
           `${(meanMs(r) / meanMs(base)).toFixed(1)}×`,
         ]),
       ),
-    )
-    out(
-      '\np50 and p99 are autocannon percentiles (whole milliseconds). Mean latency is ' +
-        "connections ÷ req/s (Little's law): autocannon's own mean truncates each sample to 1 ms.",
-    )
+      '',
+      "p50 and p99 are autocannon percentiles (whole milliseconds). Mean latency is connections ÷ req/s (Little's law).",
+    ].join('\n')
   } finally {
     if (child.connected) child.send('stop')
   }
 }
 
-if (process.argv.includes('--serve')) await serveChild()
-else await main()
+if (process.argv.includes('--serve')) {
+  await serveChild()
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const flag = process.argv.indexOf('--seconds')
+  process.stdout.write(`${await benchLoad(flag >= 0 ? Number(process.argv[flag + 1]) : 10)}\n`)
+  process.exit(0)
+}
