@@ -1,13 +1,14 @@
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http'
 import { validateDiscoveryExtension } from '@x402/extensions/bazaar'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import type { DevStack } from '../src/devnet/stack.js'
 import { llmsExamples } from '../src/http/discovery/llms-txt.js'
 import { findToolByPath } from '../src/tools/catalog.js'
 import type { ToolEnv } from '../src/tools/types.js'
-import { type PayerKeys, paidFetch } from './helpers/clients.js'
+import { paidFetch } from './helpers/clients.js'
 import { json } from './helpers/json.js'
-import { type RunningService, startService } from './helpers/service.js'
+import { payerKeys, payToBalance as payToBalanceOn, type Rail } from './helpers/rails.js'
+import { type DevService, type RunningService, startDevService } from './helpers/service.js'
 
 // Discovery against real parts: anvil (Base, chain id 8453) and litesvm (Solana) with USDC at the
 // real addresses, the official @x402/core facilitator, the service over HTTP on a loopback port,
@@ -15,37 +16,17 @@ import { type RunningService, startService } from './helpers/service.js'
 // agent reads in /openapi.json, /.well-known/x402 and /llms.txt must work on the first try.
 
 const clock: ToolEnv = { nowSeconds: () => 1_767_225_600 }
+let dev: DevService
 let stack: DevStack
 let svc: RunningService
 
 beforeAll(async () => {
-  stack = await startDevStack({ payers: 2 })
-  svc = await startService(stack, {}, { env: clock })
+  dev = await startDevService({ payers: 2, clock })
+  ;({ stack, svc } = dev)
 })
-afterAll(async () => {
-  await svc?.stop()
-  await stack?.stop()
-})
+afterAll(() => dev?.stop())
 
-type Rail = 'evm' | 'solana'
-
-function keysOf(rail: Rail): PayerKeys {
-  if (rail === 'evm') return { evmPrivateKey: stack.evm.payers[0]?.privateKey }
-  const payer = stack.solana.payers[0]
-  if (!payer) throw new Error('no solana payer')
-  return {
-    solana: {
-      secretKey: payer.secretKey,
-      rpcUrl: stack.solana.rpcUrl,
-      network: stack.solana.network,
-    },
-  }
-}
-
-const payToBalance = (rail: Rail) =>
-  rail === 'evm'
-    ? stack.evm.usdcBalance(stack.evm.payTo)
-    : stack.solana.usdcBalance(stack.solana.payTo)
+const payToBalance = (rail: Rail) => payToBalanceOn(stack, rail)
 
 describe('discovery on the devnet', () => {
   it('every paid path in /openapi.json answers an empty POST with 402, both rails and bazaar', async () => {
@@ -119,8 +100,8 @@ describe('discovery on the devnet', () => {
       '/payload-inspect',
     ])
     const pay = {
-      evm: await paidFetch(keysOf('evm'), 'evm'),
-      solana: await paidFetch(keysOf('solana'), 'solana'),
+      evm: await paidFetch(payerKeys(stack, 'evm'), 'evm'),
+      solana: await paidFetch(payerKeys(stack, 'solana'), 'solana'),
     }
     const before = { evm: await payToBalance('evm'), solana: await payToBalance('solana') }
     const expected = { evm: 0n, solana: 0n }

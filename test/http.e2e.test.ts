@@ -3,53 +3,31 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { devAccount } from '../src/devnet/anvil.js'
 import { createDevKeypair } from '../src/devnet/solana/keys.js'
-import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import type { DevStack } from '../src/devnet/stack.js'
 import type { PaymentEvent } from '../src/payment/gate.js'
 import { catalog, findToolByPath } from '../src/tools/catalog.js'
 import type { ToolDefinition, ToolEnv } from '../src/tools/types.js'
 import { type PayerKeys, paidFetch, payerClient } from './helpers/clients.js'
 import { json } from './helpers/json.js'
-import { type RunningService, startService } from './helpers/service.js'
+import { bothRails, payerKeys, payToBalance, solanaKeys } from './helpers/rails.js'
+import { type DevService, type RunningService, startDevService } from './helpers/service.js'
 
 // End-to-end over real parts: anvil (Base, chain id 8453) and litesvm (Solana) with USDC at the
 // real addresses, the official @x402/core facilitator with the EVM and SVM exact schemes, the
 // service over HTTP, and the official @x402/fetch client.
 
 const clock: ToolEnv = { nowSeconds: () => 1_700_000_000 }
+let dev: DevService
 let stack: DevStack
 let svc: RunningService
-const events: PaymentEvent[] = []
+let events: PaymentEvent[]
 
 beforeAll(async () => {
-  stack = await startDevStack({ payers: 4 })
-  svc = await startService(
-    stack,
-    {},
-    {
-      env: clock,
-      observer: async (e) => {
-        events.push(e)
-      },
-    },
-  )
+  dev = await startDevService({ payers: 4, clock })
+  ;({ stack, svc, events } = dev)
 })
-afterAll(async () => {
-  await svc?.stop()
-  await stack?.stop()
-})
+afterAll(() => dev?.stop())
 
-const evmKeys = (i = 0): PayerKeys => ({ evmPrivateKey: stack.evm.payers[i]?.privateKey })
-const svmKeys = (i = 0): PayerKeys => {
-  const payer = stack.solana.payers[i]
-  if (!payer) throw new Error('no solana payer')
-  return {
-    solana: {
-      secretKey: payer.secretKey,
-      rpcUrl: stack.solana.rpcUrl,
-      network: stack.solana.network,
-    },
-  }
-}
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${svc.baseUrl}${path}`, {
     method: 'POST',
@@ -78,10 +56,7 @@ describe.each(['evm', 'solana'] as const)('every tool paid on the %s rail', (rai
   it.each(catalog.map((t) => [t.path, t] as const))(
     '%s: 402 -> pay -> 200, payTo +price',
     async (_p, tool) => {
-      const balance = () =>
-        rail === 'evm'
-          ? stack.evm.usdcBalance(stack.evm.payTo)
-          : stack.solana.usdcBalance(stack.solana.payTo)
+      const balance = () => payToBalance(stack, rail)
       const before = await balance()
       const unpaid = await post(tool.path, tool.examples[0])
       expect(unpaid.status).toBe(402)
@@ -91,7 +66,7 @@ describe.each(['evm', 'solana'] as const)('every tool paid on the %s rail', (rai
         [stack.solana.network, tool.price],
       ])
 
-      const pay = await paidFetch(rail === 'evm' ? evmKeys(0) : svmKeys(0), rail)
+      const pay = await paidFetch(payerKeys(stack, rail, 0), rail)
       const res = await pay(`${svc.baseUrl}${tool.path}`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
@@ -109,7 +84,7 @@ describe.each(['evm', 'solana'] as const)('every tool paid on the %s rail', (rai
 
 describe('HTTP paid calls on the devnet', () => {
   it('returns the FIPS 180-2 SHA-256 digest of "abc"', async () => {
-    const pay = await paidFetch(evmKeys(1))
+    const pay = await paidFetch(payerKeys(stack, 'evm', 1))
     const res = await pay(`${svc.baseUrl}/hash`, { method: 'POST', body: '{"input":"abc"}' })
     expect(res.status).toBe(200)
     const { result } = await json(res)
@@ -119,12 +94,9 @@ describe('HTTP paid calls on the devnet', () => {
   it.each(['evm', 'solana'] as const)(
     'refuses a replayed %s payment without a second transfer',
     async (rail) => {
-      const keys = rail === 'evm' ? evmKeys(1) : svmKeys(1)
+      const keys = payerKeys(stack, rail, 1)
       const header = await signPayment(keys, '/hash', { input: 'replay' }, rail)
-      const balance = () =>
-        rail === 'evm'
-          ? stack.evm.usdcBalance(stack.evm.payTo)
-          : stack.solana.usdcBalance(stack.solana.payTo)
+      const balance = () => payToBalance(stack, rail)
       const before = await balance()
       const first = await post('/hash', { input: 'replay' }, { 'PAYMENT-SIGNATURE': header })
       expect(first.status).toBe(200)
@@ -136,7 +108,8 @@ describe('HTTP paid calls on the devnet', () => {
   )
 
   it('lets exactly one of two concurrent requests carrying the same Solana payment through', async () => {
-    const header = await signPayment(svmKeys(2), '/hash', { input: 'race' }, 'solana')
+    const keys = payerKeys(stack, 'solana', 2)
+    const header = await signPayment(keys, '/hash', { input: 'race' }, 'solana')
     const before = await stack.solana.usdcBalance(stack.solana.payTo)
     const responses = await Promise.all([
       post('/hash', { input: 'race' }, { 'PAYMENT-SIGNATURE': header }),
@@ -147,7 +120,7 @@ describe('HTTP paid calls on the devnet', () => {
   })
 
   it('rejects underpaying: a 1000 payment presented to /pipeline (3000)', async () => {
-    const header = await signPayment(evmKeys(1), '/hash', { input: 'x' }, 'evm')
+    const header = await signPayment(payerKeys(stack, 'evm', 1), '/hash', { input: 'x' }, 'evm')
     const before = await stack.evm.usdcBalance(stack.evm.payTo)
     const pipeline = findToolByPath('/pipeline') as ToolDefinition
     const res = await post('/pipeline', pipeline.examples[0], { 'PAYMENT-SIGNATURE': header })
@@ -169,13 +142,7 @@ describe('HTTP paid calls on the devnet', () => {
       } else {
         const poor = await createDevKeypair('underfunded-e2e')
         await stack.solana.mint(poor.address, 999n)
-        keys = {
-          solana: {
-            secretKey: poor.secretKey,
-            rpcUrl: stack.solana.rpcUrl,
-            network: stack.solana.network,
-          },
-        }
+        keys = solanaKeys(stack, poor.secretKey)
         balance = () => stack.solana.usdcBalance(poor.address)
       }
       const header = await signPayment(keys, '/hash', { input: 'poor' }, rail)
@@ -195,7 +162,7 @@ describe('HTTP paid calls on the devnet', () => {
   it('answers a paid call that fails in the tool with 400 and leaves the payer balance unchanged', async () => {
     const payer = stack.evm.payers[1]?.address as `0x${string}`
     const before = await stack.evm.usdcBalance(payer)
-    const pay = await paidFetch(evmKeys(1))
+    const pay = await paidFetch(payerKeys(stack, 'evm', 1))
     const res = await pay(`${svc.baseUrl}/base64`, {
       method: 'POST',
       body: JSON.stringify({ mode: 'decode', input: 'ab*d' }),
@@ -206,7 +173,7 @@ describe('HTTP paid calls on the devnet', () => {
   })
 
   it('fails closed with 503 when the facilitator is down, and runs no tool', async () => {
-    const header = await signPayment(evmKeys(1), '/hash', { input: 'down' }, 'evm')
+    const header = await signPayment(payerKeys(stack, 'evm', 1), '/hash', { input: 'down' }, 'evm')
     events.length = 0
     await stack.stopFacilitator()
     try {
@@ -226,7 +193,7 @@ describe('HTTP paid calls on the devnet', () => {
   it.each(['evm', 'solana'] as const)(
     'serves a client that prefers %s from the same server',
     async (rail) => {
-      const keys = { ...evmKeys(2), ...svmKeys(2) }
+      const keys = bothRails(stack, 2)
       const pay = await paidFetch(keys, rail)
       const res = await pay(`${svc.baseUrl}/hash`, { method: 'POST', body: '{"input":"either"}' })
       expect(res.status).toBe(200)

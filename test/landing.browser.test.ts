@@ -8,8 +8,9 @@ import { type DevStack, startDevStack } from '../src/devnet/stack.js'
 import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
 import { findToolByPath } from '../src/tools/catalog.js'
 import type { ToolDefinition } from '../src/tools/types.js'
-import { type PayerKeys, paidFetch } from './helpers/clients.js'
+import { paidFetch } from './helpers/clients.js'
 import { json } from './helpers/json.js'
+import { payerKeys, type Rail } from './helpers/rails.js'
 import { type RunningService, startService } from './helpers/service.js'
 
 // The landing page in a real browser: Debian chromium driven by playwright-core, against the real
@@ -111,21 +112,9 @@ interface BrowserGlobals {
 }
 
 const tool = (path: string) => findToolByPath(path) as ToolDefinition
-const keys = (rail: 'evm' | 'solana'): PayerKeys => {
-  if (rail === 'evm') return { evmPrivateKey: stack.evm.payers[0]?.privateKey }
-  const payer = stack.solana.payers[0]
-  if (!payer) throw new Error('missing Solana payer')
-  return {
-    solana: {
-      secretKey: payer.secretKey,
-      rpcUrl: stack.solana.rpcUrl,
-      network: stack.solana.network,
-    },
-  }
-}
 
-async function paidCall(rail: 'evm' | 'solana', path: string): Promise<void> {
-  const pay = await paidFetch(keys(rail), rail)
+async function paidCall(rail: Rail, path: string): Promise<void> {
+  const pay = await paidFetch(payerKeys(stack, rail), rail)
   const res = await pay(`${svc.baseUrl}${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },

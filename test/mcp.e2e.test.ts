@@ -4,14 +4,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import type { DevStack } from '../src/devnet/stack.js'
 import { toolInputSchema } from '../src/mcp/schemas.js'
 import type { PaymentEvent } from '../src/payment/gate.js'
 import { catalog, findToolByMcpName } from '../src/tools/catalog.js'
 import type { ToolDefinition, ToolEnv } from '../src/tools/types.js'
-import { type PayerKeys, paidFetch, payerClient } from './helpers/clients.js'
+import { paidFetch, payerClient } from './helpers/clients.js'
 import { json } from './helpers/json.js'
-import { type RunningService, startService } from './helpers/service.js'
+import { payerKeys, payToBalance as payToBalanceOn, type Rail } from './helpers/rails.js'
+import { type DevService, type RunningService, startDevService } from './helpers/service.js'
 
 // End-to-end over real parts: anvil (Base, chain id 8453) and litesvm (Solana) with USDC at the
 // real addresses, the official @x402/core facilitator, the service over HTTP, the official MCP
@@ -19,49 +20,24 @@ import { type RunningService, startService } from './helpers/service.js'
 // SVM exact client schemes building the PaymentPayload that goes in _meta["x402/payment"].
 
 const clock: ToolEnv = { nowSeconds: () => 1_700_000_000 }
+let dev: DevService
 let stack: DevStack
 let svc: RunningService
+let events: PaymentEvent[]
 let mcp: Client
-const events: PaymentEvent[] = []
 
 beforeAll(async () => {
-  stack = await startDevStack({ payers: 3 })
-  svc = await startService(
-    stack,
-    {},
-    {
-      env: clock,
-      observer: async (e) => {
-        events.push(e)
-      },
-    },
-  )
+  dev = await startDevService({ payers: 3, clock })
+  ;({ stack, svc, events } = dev)
   mcp = new Client({ name: 'mcp-e2e', version: '1.0.0' })
   await mcp.connect(new StreamableHTTPClientTransport(new URL(`${svc.baseUrl}/mcp`)))
 })
 afterAll(async () => {
   await mcp?.close()
-  await svc?.stop()
-  await stack?.stop()
+  await dev?.stop()
 })
 
-type Rail = 'evm' | 'solana'
-const keysOf = (rail: Rail, i: number): PayerKeys => {
-  if (rail === 'evm') return { evmPrivateKey: stack.evm.payers[i]?.privateKey }
-  const payer = stack.solana.payers[i]
-  if (!payer) throw new Error('no solana payer')
-  return {
-    solana: {
-      secretKey: payer.secretKey,
-      rpcUrl: stack.solana.rpcUrl,
-      network: stack.solana.network,
-    },
-  }
-}
-const payToBalance = (rail: Rail) =>
-  rail === 'evm'
-    ? stack.evm.usdcBalance(stack.evm.payTo)
-    : stack.solana.usdcBalance(stack.solana.payTo)
+const payToBalance = (rail: Rail) => payToBalanceOn(stack, rail)
 const networkOf = (rail: Rail) => (rail === 'evm' ? 'eip155:8453' : stack.solana.network)
 
 const call = (name: string, args: unknown, payment?: PaymentPayload) =>
@@ -76,7 +52,7 @@ async function signPayment(name: string, args: unknown, rail: Rail, payer = 0) {
   const unpaid = await call(name, args)
   expect(unpaid.isError).toBe(true)
   const required = unpaid.structuredContent as PaymentRequired
-  const client = await payerClient(keysOf(rail, payer), rail)
+  const client = await payerClient(payerKeys(stack, rail, payer), rail)
   return { required, payment: await client.createPaymentPayload(required) }
 }
 
@@ -203,7 +179,7 @@ describe('MCP paid calls on the devnet', () => {
   })
 
   it('gives identical result objects for an HTTP payment and an MCP payment of every tool', async () => {
-    const pay = await paidFetch(keysOf('evm', 2), 'evm')
+    const pay = await paidFetch(payerKeys(stack, 'evm', 2), 'evm')
     for (const tool of catalog) {
       const http = await pay(`${svc.baseUrl}${tool.path}`, {
         method: 'POST',

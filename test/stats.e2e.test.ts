@@ -8,8 +8,9 @@ import { type DevStack, startDevStack } from '../src/devnet/stack.js'
 import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
 import { findToolByPath } from '../src/tools/catalog.js'
 import type { ToolDefinition } from '../src/tools/types.js'
-import { type PayerKeys, paidFetch } from './helpers/clients.js'
+import { paidFetch } from './helpers/clients.js'
 import { json } from './helpers/json.js'
+import { payerKeys, payToBalance as payToBalanceOn, type Rail } from './helpers/rails.js'
 import { type RunningService, startService } from './helpers/service.js'
 import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
 
@@ -23,7 +24,7 @@ const BASE = 'eip155:8453'
 /** One paid call of the script: who pays, on which rail, for which tool, and whether it settles. */
 interface ScriptedCall {
   payer: 'A' | 'B'
-  rail: 'evm' | 'solana'
+  rail: Rail
   path: string
   /** A body the tool rejects after the payment was verified: counted as paid, never settled. */
   failingBody?: unknown
@@ -139,23 +140,8 @@ describe.each([
     await backend?.cleanup()
   })
 
-  const keys = (payer: 'A' | 'B', rail: 'evm' | 'solana'): PayerKeys => {
-    const index = payer === 'A' ? 0 : 1
-    if (rail === 'evm') return { evmPrivateKey: stack.evm.payers[index]?.privateKey }
-    const solana = stack.solana.payers[index]
-    if (!solana) throw new Error('missing Solana payer')
-    return {
-      solana: {
-        secretKey: solana.secretKey,
-        rpcUrl: stack.solana.rpcUrl,
-        network: stack.solana.network,
-      },
-    }
-  }
-  const payToBalance = (rail: 'evm' | 'solana') =>
-    rail === 'evm'
-      ? stack.evm.usdcBalance(stack.evm.payTo)
-      : stack.solana.usdcBalance(stack.solana.payTo)
+  const keys = (payer: 'A' | 'B', rail: Rail) => payerKeys(stack, rail, payer === 'A' ? 0 : 1)
+  const payToBalance = (rail: Rail) => payToBalanceOn(stack, rail)
 
   it('shows exactly the figures of the calls made', async () => {
     for (const call of SCRIPT) {

@@ -9,8 +9,9 @@ import { type DevStack, startDevStack } from '../src/devnet/stack.js'
 import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
 import { findToolByPath } from '../src/tools/catalog.js'
 import type { ToolDefinition } from '../src/tools/types.js'
-import { type PayerKeys, paidFetch } from './helpers/clients.js'
+import { paidFetch } from './helpers/clients.js'
 import { json } from './helpers/json.js'
+import { payerKeys, payToBalance, type Rail } from './helpers/rails.js'
 import { type RunningService, startService } from './helpers/service.js'
 import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
 
@@ -96,27 +97,15 @@ afterAll(async () => {
 })
 
 const tool = (path: string) => findToolByPath(path) as ToolDefinition
-const evmKeys = (): PayerKeys => ({ evmPrivateKey: stack.evm.payers[0]?.privateKey })
-const svmKeys = (): PayerKeys => {
-  const payer = stack.solana.payers[1]
-  if (!payer) throw new Error('missing Solana payer')
-  return {
-    solana: {
-      secretKey: payer.secretKey,
-      rpcUrl: stack.solana.rpcUrl,
-      network: stack.solana.network,
-    },
-  }
-}
 
-/** Pays for `path` with its catalogue example; asserts 200 and that payTo received the price. */
-async function paidCall(rail: 'evm' | 'solana', path: string): Promise<void> {
-  const balance = () =>
-    rail === 'evm'
-      ? stack.evm.usdcBalance(stack.evm.payTo)
-      : stack.solana.usdcBalance(stack.solana.payTo)
+/**
+ * Pays for `path` with its catalogue example; asserts 200 and that payTo received the price.
+ * Payer A (index 0) pays on Base, payer B (index 1) on Solana.
+ */
+async function paidCall(rail: Rail, path: string): Promise<void> {
+  const balance = () => payToBalance(stack, rail)
   const before = await balance()
-  const pay = await paidFetch(rail === 'evm' ? evmKeys() : svmKeys(), rail)
+  const pay = await paidFetch(payerKeys(stack, rail, rail === 'evm' ? 0 : 1), rail)
   const res = await pay(`${svc.baseUrl}${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },

@@ -41,6 +41,18 @@ const echo: ToolDefinition<z.output<typeof echoInput>, { upper: string }> = {
   },
 }
 
+/** The JSON Schema (2020-12) of the echo's arguments, as tools/list and the bazaar give it. */
+const ECHO_INPUT_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  properties: {
+    text: { type: 'string', maxLength: 10 },
+    loud: { type: 'boolean', default: false },
+  },
+  required: ['text'],
+  additionalProperties: false,
+}
+
 const clients: Client[] = []
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()))
@@ -100,16 +112,7 @@ describe('MCP endpoint: tools/list', () => {
         'PaymentPayload in _meta["x402/payment"]; nothing is charged when the arguments are ' +
         'invalid or the tool fails.',
     )
-    expect(tool?.inputSchema).toEqual({
-      $schema: 'https://json-schema.org/draft/2020-12/schema',
-      type: 'object',
-      properties: {
-        text: { type: 'string', maxLength: 10 },
-        loud: { type: 'boolean', default: false },
-      },
-      required: ['text'],
-      additionalProperties: false,
-    })
+    expect(tool?.inputSchema).toEqual(ECHO_INPUT_SCHEMA)
     const anyOf = tool?.outputSchema?.anyOf as unknown[]
     expect(anyOf).toHaveLength(3)
     expect(anyOf[0]).toEqual({
@@ -185,16 +188,7 @@ describe('MCP endpoint: tools/call', () => {
       tool: 'payload_echo',
       description: 'Upper-cases text.',
       transport: 'streamable-http',
-      inputSchema: {
-        $schema: 'https://json-schema.org/draft/2020-12/schema',
-        type: 'object',
-        properties: {
-          text: { type: 'string', maxLength: 10 },
-          loud: { type: 'boolean', default: false },
-        },
-        required: ['text'],
-        additionalProperties: false,
-      },
+      inputSchema: ECHO_INPUT_SCHEMA,
       example: { text: 'abc', loud: false },
     })
     expect(failureOf(result)).toEqual({

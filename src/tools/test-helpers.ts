@@ -16,5 +16,19 @@ export function toolErrorOf(fn: () => unknown): ToolError {
   throw new Error('expected a ToolError, but nothing was thrown')
 }
 
+/**
+ * The Base64 test vectors of RFC 4648 section 10: `[plain ASCII text, padded standard Base64]`.
+ * For tests only.
+ */
+export const RFC4648_BASE64 = [
+  ['', ''],
+  ['f', 'Zg=='],
+  ['fo', 'Zm8='],
+  ['foo', 'Zm9v'],
+  ['foob', 'Zm9vYg=='],
+  ['fooba', 'Zm9vYmE='],
+  ['foobar', 'Zm9vYmFy'],
+] as const
+
 /** A fixed clock for tests: 2023-11-14T22:13:20Z. */
 export const fixedEnv = { nowSeconds: () => 1_700_000_000 }

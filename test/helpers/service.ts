@@ -1,8 +1,10 @@
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { loadConfig } from '../../src/config.js'
-import type { DevStack } from '../../src/devnet/stack.js'
+import { type DevStack, startDevStack } from '../../src/devnet/stack.js'
+import type { PaymentEvent } from '../../src/payment/gate.js'
 import { createService, type Service, type ServiceOverrides } from '../../src/service.js'
+import type { ToolEnv } from '../../src/tools/types.js'
 
 /** A service listening on a free loopback port. */
 export interface RunningService {
@@ -46,5 +48,58 @@ export async function startService(
         // Keep-alive sockets of the test's fetch would hold close() open.
         ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
       }),
+  }
+}
+
+/** A dev stack with the service on it, as the paid end-to-end tests use them. */
+export interface DevService {
+  stack: DevStack
+  svc: RunningService
+  /** Every PaymentEvent the service reported, in order; a test may empty it. */
+  events: PaymentEvent[]
+  /** Stops the service, then the stack. */
+  stop(): Promise<void>
+}
+
+/**
+ * Starts a dev stack and the service on it, with a fixed tool clock and an observer that collects
+ * every PaymentEvent.
+ *
+ * @example
+ * beforeAll(async () => {
+ *   dev = await startDevService({ payers: 2, clock: { nowSeconds: () => 1_700_000_000 } })
+ * })
+ * @param options.payers - funded payers per chain
+ * @param options.clock - the tools' clock, so results that hold a time are known in advance
+ */
+export async function startDevService(options: {
+  payers: number
+  clock: ToolEnv
+}): Promise<DevService> {
+  const stack = await startDevStack({ payers: options.payers })
+  const events: PaymentEvent[] = []
+  try {
+    const svc = await startService(
+      stack,
+      {},
+      {
+        env: options.clock,
+        observer: async (e) => {
+          events.push(e)
+        },
+      },
+    )
+    return {
+      stack,
+      svc,
+      events,
+      stop: async () => {
+        await svc.stop()
+        await stack.stop()
+      },
+    }
+  } catch (error) {
+    await stack.stop()
+    throw error
   }
 }

@@ -1,21 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { toolErrorOf as errorOf } from '../test-helpers.js'
+import { toolErrorOf as errorOf, RFC4648_BASE64 as RFC4648 } from '../test-helpers.js'
 import type { ToolError } from '../types.js'
 import { decodeBase64Strict, encodeBase64, encodeBase64Url } from './base64.js'
 
 const text = (value: string) => new TextEncoder().encode(value)
 const str = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
-
-// RFC 4648 section 10 test vectors.
-const RFC4648 = [
-  ['', ''],
-  ['f', 'Zg=='],
-  ['fo', 'Zm8='],
-  ['foo', 'Zm9v'],
-  ['foob', 'Zm9vYg=='],
-  ['fooba', 'Zm9vYmE='],
-  ['foobar', 'Zm9vYmFy'],
-] as const
 
 describe('encodeBase64 / encodeBase64Url', () => {
   it.each(RFC4648)('RFC 4648 section 10: %j -> %j', (plain, encoded) => {
