@@ -19,3 +19,19 @@ export const logger = pino({
 })
 
 export type Logger = typeof logger
+
+// 0x-prefixed EVM addresses and hashes, and base58 strings of Solana key or signature length.
+const ADDRESS_LIKE = /\b0x[0-9a-fA-F]{40,}\b|\b[1-9A-HJ-NP-Za-km-z]{32,88}\b/g
+
+/**
+ * A loggable description of an error from outside our code (facilitator, network): its name and
+ * at most 200 characters of its message, with anything shaped like an address, transaction hash
+ * or signature replaced by `[redacted]`, since such messages may quote facilitator responses.
+ *
+ * @example
+ * describeError(new Error('settle failed for 0x857b…6b66')) // 'Error: settle failed for [redacted]'
+ */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error
+  return `${error.name}: ${error.message.slice(0, 200).replace(ADDRESS_LIKE, '[redacted]')}`
+}

@@ -158,6 +158,12 @@ export function toHttpFailure(error: unknown): HttpFailure {
     if (error.status === 413) return fail(413, 'payload_too_large', 'The body exceeds 1 MiB')
     if (error.status === 404) return fail(404, 'not_found', 'Not found')
   }
-  logger.error({ err: error instanceof Error ? error.stack : String(error) }, 'unhandled error')
+  // Name and frames, not the message: a message may quote the request (JSON.parse does).
+  logger.error(
+    error instanceof Error
+      ? { err: error.name, stack: error.stack?.split('\n').slice(1).join('\n') }
+      : { err: typeof error },
+    'unhandled error',
+  )
   return fail(500, 'internal_error', 'Internal error; nothing was charged')
 }

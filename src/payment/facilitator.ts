@@ -6,7 +6,7 @@ import {
 import type { PaymentRequirements } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm/exact/server'
 import { ExactSvmScheme } from '@x402/svm/exact/server'
-import { logger } from '../logger.js'
+import { describeError, logger } from '../logger.js'
 import { FacilitatorUnavailableError } from './errors.js'
 import { priceOn, type Rail } from './rails.js'
 
@@ -154,7 +154,7 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
       })
       .catch((error: unknown) => {
         lastFailAt = now()
-        lastError = error instanceof Error ? error.message : String(error)
+        lastError = describeError(error)
         logger.warn({ err: lastError }, 'facilitator /supported failed')
         throw new FacilitatorUnavailableError('Payment facilitator is unavailable')
       })
@@ -192,7 +192,7 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
         lastError = undefined
         return
       }
-      lastError = error instanceof Error ? error.message : String(error)
+      lastError = describeError(error)
     },
     status() {
       const liveNetworks = new Set(live?.liveRails.map((r) => r.network))

@@ -8,7 +8,7 @@ import type {
 } from '@x402/core/types'
 import { SettleError, VerifyError } from '@x402/core/types'
 import type { z } from 'zod'
-import { logger } from '../logger.js'
+import { describeError, logger } from '../logger.js'
 import { systemEnv, type ToolDefinition, type ToolEnv, ToolError } from '../tools/types.js'
 import {
   FacilitatorUnavailableError,
@@ -132,7 +132,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       await options.observer(event)
     } catch (error) {
       // Telemetry never fails a paid call.
-      logger.error({ err: String(error), outcome: event.outcome }, 'payment observer failed')
+      logger.error({ err: describeError(error), outcome: event.outcome }, 'payment observer failed')
     }
   }
 
@@ -255,7 +255,11 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       await guard.release(key)
       await emit({ ...event, amount: matched.amount, outcome: 'tool_failed_unsettled', payer })
       if (error instanceof ToolError) throw error
-      logger.error({ tool: tool.id, err: String(error) }, 'tool threw an unexpected error')
+      // The name only: a message may quote the input.
+      logger.error(
+        { tool: tool.id, err: error instanceof Error ? error.name : typeof error },
+        'tool threw an unexpected error',
+      )
       throw new ToolError('tool_failed', 'The tool failed on this input; nothing was charged')
     }
 
@@ -308,7 +312,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         }
       }
       link.observe(error)
-      logger.warn({ err: describe(error) }, 'facilitator verify failed')
+      logger.warn({ err: describeError(error) }, 'facilitator verify failed')
       throw new FacilitatorUnavailableError(
         'Payment facilitator is unavailable; nothing was run or charged',
       )
@@ -337,7 +341,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         }
       }
       link.observe(error)
-      logger.warn({ err: describe(error) }, 'facilitator settle failed')
+      logger.warn({ err: describeError(error) }, 'facilitator settle failed')
       throw new FacilitatorUnavailableError(
         'Payment facilitator is unavailable during settlement; the result is withheld',
       )
@@ -345,8 +349,4 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   }
 
   return { execute, checkInput, link }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error)
 }

@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest'
+import { describeError } from './logger.js'
+
+describe('describeError', () => {
+  it('keeps the name and message but redacts addresses, hashes and signatures', () => {
+    const evm = '0x857b06519E91e3A54538791bDbb0E22373e36b66'
+    const solana = '2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4'
+    const text = describeError(new TypeError(`settle failed for ${evm} to ${solana} (500)`))
+    expect(text).toBe('TypeError: settle failed for [redacted] to [redacted] (500)')
+  })
+
+  it('caps the message at 200 characters and names non-errors by type', () => {
+    expect(describeError(new Error('x'.repeat(500)))).toBe(`Error: ${'x'.repeat(200)}`)
+    expect(describeError('a secret string')).toBe('string')
+  })
+})
