@@ -32,10 +32,10 @@ export const statsSchema = z
     revenue: z.object({ lifetime: money, last_24h: money, last_7d: money }),
     networks: z
       .record(z.string(), z.object({ calls: count, revenue: money }))
-      .describe('Settled calls and revenue per CAIP-2 network that has any.'),
+      .describe('Settled calls and revenue per CAIP-2 network with at least one settled call.'),
     tools: z
       .record(z.string(), z.object({ calls: count }))
-      .describe('Settled calls per tool id that has any.'),
+      .describe('Settled calls per tool id with at least one settled call.'),
     daily: z
       .array(
         z.object({

@@ -71,7 +71,7 @@ export function quickStartSteps(base: string, tools: readonly ToolDefinition[]):
         `  headers: { 'Content-Type': 'application/json' },`,
         `  body: JSON.stringify(${body}),`,
         '})',
-        'console.log(await res.json()) // { ok: true, result: { … } }',
+        'const { ok, result } = await res.json() // ok: true, result: { … }',
       ].join('\n'),
     },
     {
