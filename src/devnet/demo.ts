@@ -5,6 +5,9 @@
  * facilitator with the EVM and SVM `exact` schemes, and the service; then a funded demo payer
  * pays for every tool once on each rail and the commands to try are printed. Ctrl-C stops it all.
  */
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { serve } from '@hono/node-server'
 import { getBase58Decoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
@@ -24,8 +27,12 @@ async function main(): Promise<void> {
   const started = performance.now()
   const stack = await startDevStack()
   const config = loadConfig({ ...process.env, ...stack.serviceEnv })
+  // The chains are new each run, so the figures start from zero too (a temp SQLite file), unless
+  // DATABASE_URL names a store.
   const telemetry = await createTelemetry({
-    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
+    ...(config.databaseUrl
+      ? { databaseUrl: config.databaseUrl }
+      : { dataDir: mkdtempSync(join(tmpdir(), 'payload-tools-dev-')) }),
     ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
   })
   const { app } = createService(config, { telemetry })
