@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ResourceInfo } from '@x402/core/types'
 import type { Hono } from 'hono'
-import { MCP_PATH, SERVICE } from '../http/discovery/service-info.js'
+import { MCP_PATH, SERVICE, serviceSummary } from '../http/discovery/service-info.js'
 import { logger } from '../logger.js'
 import type { PaymentGate } from '../payment/gate.js'
 import type { ToolDefinition } from '../tools/types.js'
@@ -43,9 +43,9 @@ interface McpEntry {
   extensions: Record<string, unknown>
 }
 
-const INSTRUCTIONS =
-  'Eight deterministic payload utilities (hash, base64, hmac, JSON validation, JWT inspection, ' +
-  'text diff, pipeline, payload detection). initialize, ping and tools/list are free. Every ' +
+/** The initialize `instructions`: what the server offers (from the catalogue) and how to pay. */
+const instructions = (tools: readonly ToolDefinition[]) =>
+  `${serviceSummary(tools)} initialize, ping and tools/list are free. Every ` +
   'tools/call is paid with x402 v2 (scheme exact, USDC on Base or Solana): a call without ' +
   'payment returns an isError result whose structuredContent is the PaymentRequired; sign one ' +
   'of its accepts with an x402 client and call again with the PaymentPayload in ' +
@@ -89,6 +89,7 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
     })
   }
   const listed = { tools: [...entries.values()].map((e) => e.listed) }
+  const serverInstructions = instructions(options.tools)
 
   async function callTool(params: CallToolRequest['params']): Promise<CallToolResult> {
     const entry = entries.get(params.name)
@@ -114,7 +115,7 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
   return async function handleMcp(request: Request): Promise<Response> {
     const server = new McpServer(
       { name: 'payload-tools', title: SERVICE.name, version },
-      { instructions: INSTRUCTIONS },
+      { instructions: serverInstructions },
     )
     // The low-level handlers: tools/list serves our catalogue schemas as they are, and tools/call
     // reaches the gate with the raw arguments (McpServer.registerTool would validate them first).

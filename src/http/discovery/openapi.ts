@@ -256,7 +256,7 @@ function freeGet(
   }
 }
 
-function freePaths(base: string) {
+function freePaths(base: string, toolCount: number) {
   const text = (description: string) => ({ schema: { type: 'string', description } })
   return {
     '/': freeGet(
@@ -336,8 +336,8 @@ function freePaths(base: string) {
         summary: 'MCP endpoint (Streamable HTTP)',
         description:
           'Model Context Protocol over Streamable HTTP: one JSON-RPC 2.0 message per POST, answered ' +
-          'with JSON. `initialize`, `ping` and `tools/list` are free; `tools/call` of the eight ' +
-          `tools is paid with x402: without payment it returns an \`isError\` result holding the ` +
+          'with JSON. `initialize`, `ping` and `tools/list` are free; `tools/call` of the ' +
+          `${toolCount} tools is paid with x402: without payment it returns an \`isError\` result holding the ` +
           `PaymentRequired; repeat it with the PaymentPayload in \`params._meta["${X402.mcpPaymentMeta}"]\`. ` +
           `The receipt is in the result's \`_meta["${X402.mcpResponseMeta}"]\`. No payment travels ` +
           'in HTTP headers here, so the operation declares no security requirement.',
@@ -428,7 +428,7 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
     },
     required: ['jsonrpc'],
   }
-  Object.assign(paths, freePaths(base))
+  Object.assign(paths, freePaths(base, options.tools.length))
 
   const steps = (list: string[]) => list.map((step, i) => `${i + 1}. ${step}`).join('\n')
   return {
@@ -448,7 +448,10 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
     },
     servers: [{ url: base, description: 'This deployment.' }],
     tags: [
-      { name: 'tools', description: 'The eight paid tools: POST a JSON body, pay with x402.' },
+      {
+        name: 'tools',
+        description: `The ${options.tools.length} paid tools: POST a JSON body, pay with x402.`,
+      },
       { name: 'discovery', description: 'Free: health, capabilities and discovery documents.' },
       { name: 'telemetry', description: 'Free: aggregate paid-usage statistics.' },
       { name: 'mcp', description: 'The same tools over the Model Context Protocol.' },
