@@ -1,6 +1,7 @@
 import type { Config } from './config.js'
-import { createApp } from './http/app.js'
+import { createApp, MAX_BODY_BYTES } from './http/app.js'
 import { resolveAllowList } from './mcp/dns-rebinding.js'
+import { registerMcp } from './mcp/server.js'
 import { createFacilitatorLink, type FacilitatorLink } from './payment/facilitator.js'
 import { createPaymentGate, type PaymentGate, type PaymentObserver } from './payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
@@ -28,7 +29,9 @@ export interface Service {
 
 /**
  * Assembles the service from configuration: rails, facilitator link, duplicate-settlement guard,
- * payment gate and HTTP app. Performs no I/O; the facilitator's `/supported` is loaded lazily.
+ * payment gate, and the HTTP app with the MCP endpoint mounted on it (the composition root: the
+ * only module that knows both transports). Performs no I/O; the facilitator's `/supported` is
+ * loaded lazily.
  *
  * @example
  * const { app } = createService(loadConfig())
@@ -62,12 +65,21 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     gate,
     tools: catalog,
     publicBaseUrl: config.publicBaseUrl,
-    mcpAllowList,
     rails,
     ...(telemetry
       ? { stats: () => telemetry.stats(), telemetryHealth: () => telemetry.health() }
       : {}),
     ...(config.ownershipProofs ? { ownershipProofs: config.ownershipProofs } : {}),
+    mounts: [
+      (app) =>
+        registerMcp(app, {
+          gate,
+          tools: catalog,
+          publicBaseUrl: config.publicBaseUrl,
+          allowList: mcpAllowList,
+          maxBodyBytes: MAX_BODY_BYTES,
+        }),
+    ],
   })
   return { app, gate, link }
 }

@@ -2,14 +2,12 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
 import { logger } from '../logger.js'
-import type { AllowList } from '../mcp/dns-rebinding.js'
-import { registerMcp } from '../mcp/server.js'
 import type { PaymentGate } from '../payment/gate.js'
 import type { Rail } from '../payment/rails.js'
 import type { Stats } from '../telemetry/index.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { httpBazaarExtension, registerDiscovery } from './discovery/index.js'
-import { toHttpFailure } from './errors.js'
+import { toHttpFailure } from './failures.js'
 import { registerHealth, type TelemetryHealthLike } from './health.js'
 import { registerLanding } from './landing/index.js'
 import { methodAwareNotFound } from './methods.js'
@@ -33,12 +31,19 @@ export interface AppDeps {
   telemetryHealth?: () => TelemetryHealthLike
   /** Aggregates for GET /stats; absent -> /stats answers 503 telemetry_unavailable. */
   stats?: () => Promise<Stats>
-  /** DNS-rebinding allow list of `/mcp`; derived from `publicBaseUrl` when absent. */
-  mcpAllowList?: AllowList
+  /**
+   * More routes, registered after the paid routes and before the not-found handler: the
+   * composition root mounts the MCP endpoint this way, so that HTTP never imports MCP.
+   */
+  mounts?: readonly Mount[]
 }
 
+/** Registers routes on the app (e.g. `(app) => registerMcp(app, options)`). */
+export type Mount = (app: Hono) => void
+
 /**
- * Builds the Hono app: paid tool routes from the catalogue plus the free endpoints.
+ * Builds the Hono app: paid tool routes from the catalogue, the free endpoints, and the given
+ * mounts (the MCP endpoint).
  *
  * @example
  * const app = createApp({ gate, tools: catalog, publicBaseUrl: 'http://127.0.0.1:8402' })
@@ -101,13 +106,7 @@ export function createApp(deps: AppDeps): Hono {
     ownershipProofs: deps.ownershipProofs,
   })
   registerPaidRoutes(app, { ...deps, extensionsFor: httpBazaarExtension })
-  registerMcp(app, {
-    gate: deps.gate,
-    tools: deps.tools,
-    publicBaseUrl: deps.publicBaseUrl,
-    maxBodyBytes: MAX_BODY_BYTES,
-    ...(deps.mcpAllowList ? { allowList: deps.mcpAllowList } : {}),
-  })
+  for (const mount of deps.mounts ?? []) mount(app)
 
   app.notFound(methodAwareNotFound(app))
   app.onError((error, c) => {

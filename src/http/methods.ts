@@ -1,7 +1,7 @@
 import type { Hono } from 'hono'
-import { HTTPException } from 'hono/http-exception'
 import type { NotFoundHandler } from 'hono/types'
-import { MethodNotAllowedError, toHttpFailure } from './errors.js'
+import { MethodNotAllowedError, NotFoundError } from '../descriptions/errors.js'
+import { toHttpFailure } from './failures.js'
 
 /**
  * The methods a path answers, from the app's own route table, as an `Allow` header value (RFC 9110
@@ -40,7 +40,7 @@ export function methodAwareNotFound(app: Hono): NotFoundHandler {
   return (c) => {
     const allow = allowedMethods(app, c.req.path)
     if (allow.length === 0) {
-      const failure = toHttpFailure(new HTTPException(404))
+      const failure = toHttpFailure(new NotFoundError())
       return c.json(failure.body, failure.status)
     }
     const failure = toHttpFailure(new MethodNotAllowedError(c.req.method, c.req.path, allow))

@@ -1,8 +1,9 @@
 import { decodePaymentSignatureHeader } from '@x402/core/http'
 import type { Context, Hono } from 'hono'
+import { InvalidJsonError } from '../descriptions/errors.js'
 import type { PaymentGate } from '../payment/gate.js'
 import type { ToolDefinition } from '../tools/types.js'
-import { InvalidJsonError, toHttpFailure } from './errors.js'
+import { toHttpFailure } from './failures.js'
 import { settlementHeader } from './headers.js'
 
 /** Options of {@link registerPaidRoutes}. */

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono'
 import { type Stats, TelemetryUnavailableError } from '../telemetry/index.js'
-import { toHttpFailure } from './errors.js'
+import { toHttpFailure } from './failures.js'
 
 /** What `/stats` reads: the telemetry facade's `stats()`, or nothing when telemetry is off. */
 export interface StatsDeps {

@@ -1,6 +1,6 @@
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar'
-import { toolExample } from '../http/discovery/examples.js'
-import { hoistDefs, toolResultSchema } from '../http/discovery/json-schema.js'
+import { toolExample } from '../descriptions/examples.js'
+import { hoistDefs, toolResultSchema } from '../descriptions/json-schema.js'
 import type { JsonSchema, ToolDefinition } from '../tools/types.js'
 
 /**

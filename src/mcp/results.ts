@@ -1,8 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { SettleResponse } from '@x402/core/types'
-import { X402 } from '../http/discovery/service-info.js'
-import { type FailureBody, toFailureEnvelope } from '../http/errors.js'
-import { PaymentRequiredError } from '../payment/errors.js'
+import { describeFailure } from '../descriptions/errors.js'
+import { X402 } from '../descriptions/service-info.js'
 
 /** `params._meta` key of the PaymentPayload on `tools/call` (x402 v2 MCP transport). */
 export const PAYMENT_META_KEY = X402.mcpPaymentMeta
@@ -47,12 +46,12 @@ export function paidResult(result: unknown, settlement: SettleResponse): CallToo
  * `_meta["payload-tools/failure"]` always the failure envelope with the same `code` as HTTP.
  */
 export function failureResult(error: unknown): CallToolResult {
-  const envelope: FailureBody = toFailureEnvelope(error)
-  const meta: Record<string, unknown> = { [FAILURE_META_KEY]: envelope }
-  let structured: Record<string, unknown> = envelope
-  if (error instanceof PaymentRequiredError) {
-    structured = { ...error.paymentRequired }
-    if (error.extras.settlement) meta[PAYMENT_RESPONSE_META_KEY] = error.extras.settlement
+  const failure = describeFailure(error)
+  const meta: Record<string, unknown> = { [FAILURE_META_KEY]: failure.body }
+  let structured: Record<string, unknown> = failure.body
+  if (failure.paymentRequired) {
+    structured = { ...failure.paymentRequired }
+    if (failure.settlement) meta[PAYMENT_RESPONSE_META_KEY] = failure.settlement
   }
   return {
     isError: true,

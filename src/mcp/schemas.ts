@@ -3,7 +3,7 @@ import {
   hoistDefs,
   JSON_SCHEMA_DIALECT,
   toolResultSchema,
-} from '../http/discovery/json-schema.js'
+} from '../descriptions/json-schema.js'
 import type { JsonSchema, ToolDefinition } from '../tools/types.js'
 
 /**

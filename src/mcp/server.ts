@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ResourceInfo } from '@x402/core/types'
 import type { Hono } from 'hono'
-import { MCP_PATH, SERVICE, serviceSummary } from '../http/discovery/service-info.js'
+import { MCP_PATH, SERVICE, serviceSummary } from '../descriptions/service-info.js'
 import { logger } from '../logger.js'
 import type { PaymentGate } from '../payment/gate.js'
 import type { ToolDefinition } from '../tools/types.js'

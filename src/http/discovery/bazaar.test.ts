@@ -1,10 +1,10 @@
 import { validateDiscoveryExtension } from '@x402/extensions/bazaar'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { EXAMPLE_NOW_SECONDS } from '../../descriptions/examples.js'
 import { catalog } from '../../tools/catalog.js'
 import type { ToolDefinition } from '../../tools/types.js'
 import { httpBazaarExtension } from './bazaar.js'
-import { EXAMPLE_NOW_SECONDS } from './examples.js'
 
 type Bazaar = Parameters<typeof validateDiscoveryExtension>[0]
 

@@ -1,8 +1,8 @@
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar'
+import { toolExample } from '../../descriptions/examples.js'
+import { hoistDefs, toolInputSchema, toolResultSchema } from '../../descriptions/json-schema.js'
+import { componentStem } from '../../descriptions/service-info.js'
 import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
-import { toolExample } from './examples.js'
-import { hoistDefs, toolInputSchema, toolResultSchema } from './json-schema.js'
-import { componentStem } from './service-info.js'
 
 /**
  * The bazaar discovery extension (x402 `extensions.bazaar`) of a paid HTTP tool route: how to call

@@ -1,7 +1,5 @@
 import { z } from 'zod'
-import type { Rail } from '../../payment/rails.js'
-import type { ToolDefinition } from '../../tools/types.js'
-import { toolInputSchema } from './json-schema.js'
+import { toolInputSchema } from '../../descriptions/json-schema.js'
 import {
   componentStem,
   MCP_PATH,
@@ -9,7 +7,9 @@ import {
   serviceSummary,
   toolPrice,
   X402,
-} from './service-info.js'
+} from '../../descriptions/service-info.js'
+import type { Rail } from '../../payment/rails.js'
+import type { ToolDefinition } from '../../tools/types.js'
 
 const price = z.object({
   atomic: z.string().describe('Atomic USDC units (6 decimals), the `amount` of every rail.'),

@@ -1,4 +1,4 @@
-import { MCP_PATH, X402 } from './service-info.js'
+import { MCP_PATH, X402 } from '../../descriptions/service-info.js'
 
 /**
  * The steps of a paid HTTP call (SPEC 5), as Markdown list items without markers: shared by

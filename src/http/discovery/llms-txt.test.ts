@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { echoTool } from '../../../test/helpers/fakes.js'
+import { serviceErrorCodes } from '../../descriptions/error-codes.js'
+import { SERVICE_ERROR_CODES } from '../../descriptions/errors.js'
 import { catalog } from '../../tools/catalog.js'
 import type { ToolDefinition } from '../../tools/types.js'
-import { SERVICE_ERROR_CODES } from '../errors.js'
-import { serviceErrorCodes } from './error-codes.js'
 import { buildLlmsTxt, EXAMPLE_PREFIX, llmsExamples } from './llms-txt.js'
 
 const BASE = 'https://tools.example'

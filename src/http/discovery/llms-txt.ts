@@ -1,9 +1,9 @@
+import type { ErrorCodeDoc } from '../../descriptions/error-codes.js'
+import { toolExample } from '../../descriptions/examples.js'
+import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from '../../descriptions/service-info.js'
 import { formatBytes } from '../../tools/limits.js'
 import type { ToolDefinition } from '../../tools/types.js'
-import type { ErrorCodeDoc } from './error-codes.js'
-import { toolExample } from './examples.js'
 import { httpPaymentSteps, mcpPaymentSteps } from './guidance.js'
-import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from './service-info.js'
 
 /** Options of {@link buildLlmsTxt}. */
 export interface LlmsTxtOptions {

@@ -1,12 +1,7 @@
 import { z } from 'zod'
-import type { Rail } from '../../payment/rails.js'
-import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
-import { healthSchema } from '../health.js'
-import { capabilitiesSchema } from './capabilities.js'
-import type { ErrorCodeDoc } from './error-codes.js'
-import { toolExample } from './examples.js'
-import { httpPaymentSteps, mcpPaymentSteps, shortGuidance } from './guidance.js'
-import { hoistDefs, toolInputSchema, toolResultSchema } from './json-schema.js'
+import type { ErrorCodeDoc } from '../../descriptions/error-codes.js'
+import { toolExample } from '../../descriptions/examples.js'
+import { hoistDefs, toolInputSchema, toolResultSchema } from '../../descriptions/json-schema.js'
 import {
   componentStem,
   MCP_PATH,
@@ -14,7 +9,12 @@ import {
   serviceSummary,
   toolPrice,
   X402,
-} from './service-info.js'
+} from '../../descriptions/service-info.js'
+import type { Rail } from '../../payment/rails.js'
+import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
+import { healthSchema } from '../health.js'
+import { capabilitiesSchema } from './capabilities.js'
+import { httpPaymentSteps, mcpPaymentSteps, shortGuidance } from './guidance.js'
 import { statsSchema } from './stats-schema.js'
 import { wellKnownSchema } from './well-known.js'
 

@@ -1,7 +1,7 @@
 import { z } from 'zod'
+import { serviceSummary, X402 } from '../../descriptions/service-info.js'
 import { usdcDecimal } from '../../payment/rails.js'
 import type { ToolDefinition } from '../../tools/types.js'
-import { serviceSummary, X402 } from './service-info.js'
 
 /** Body of GET /.well-known/x402, the x402 discovery document read by x402scan and others. */
 export const wellKnownSchema = z

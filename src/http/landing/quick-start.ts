@@ -1,6 +1,6 @@
+import { toolExample } from '../../descriptions/examples.js'
+import { MCP_PATH, X402 } from '../../descriptions/service-info.js'
 import type { ToolDefinition } from '../../tools/types.js'
-import { toolExample } from '../discovery/examples.js'
-import { MCP_PATH, X402 } from '../discovery/service-info.js'
 
 /** One quick-start step: a heading, a sentence, and a code block (plain text, unescaped). */
 export interface QuickStartStep {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
+import type { JsonSchema, ToolDefinition } from '../tools/types.js'
 
 /** The JSON Schema dialect of every schema we publish. */
 export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema'

@@ -1,5 +1,5 @@
-import { usdcDecimal } from '../../payment/rails.js'
-import type { ToolDefinition } from '../../tools/types.js'
+import { usdcDecimal } from '../payment/rails.js'
+import type { ToolDefinition } from '../tools/types.js'
 
 /** Name and interface version (SPEC 9) of the service, as every discovery surface states them. */
 export const SERVICE = { name: 'Payload Tools', version: '0.3.0' } as const

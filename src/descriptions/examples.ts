@@ -1,4 +1,4 @@
-import type { ToolDefinition, ToolEnv } from '../../tools/types.js'
+import type { ToolDefinition, ToolEnv } from '../tools/types.js'
 
 /**
  * The clock of every documented example: 2026-01-01T00:00:00Z in Unix seconds. A fixed clock keeps

@@ -1,5 +1,5 @@
-import { TOOL_ERROR_CODES } from '../../tools/errors.js'
-import { SERVICE_ERROR_CODES } from '../errors.js'
+import { TOOL_ERROR_CODES } from '../tools/errors.js'
+import { SERVICE_ERROR_CODES } from './errors.js'
 
 /** One machine-readable failure `code` with its HTTP status and meaning. */
 export interface ErrorCodeDoc {

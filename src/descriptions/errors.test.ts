@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest'
+import { FacilitatorUnavailableError, InvalidInputError } from '../payment/errors.js'
+import { TelemetryUnavailableError } from '../telemetry/types.js'
+import { ToolError } from '../tools/types.js'
+import {
+  describeFailure,
+  InvalidJsonError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  SERVICE_ERROR_CODES,
+} from './errors.js'
+
+describe('describeFailure', () => {
+  it('gives each failure kind its code, the status of the table and its extras', () => {
+    expect(describeFailure(new InvalidJsonError('Unexpected token'))).toEqual({
+      status: 400,
+      body: { ok: false, error: 'Unexpected token', code: 'invalid_json' },
+    })
+    expect(describeFailure(new InvalidInputError([{ path: '/a', message: 'bad' }]))).toEqual({
+      status: 400,
+      body: {
+        ok: false,
+        error: 'Invalid request: /a bad',
+        code: 'invalid_request',
+        issues: [{ path: '/a', message: 'bad' }],
+      },
+    })
+    expect(describeFailure(new ToolError('invalid_hex', 'odd', { offset: 3 }))).toEqual({
+      status: 400,
+      body: { ok: false, error: 'odd', code: 'invalid_hex', details: { offset: 3 } },
+    })
+    expect(describeFailure(new PayloadTooLargeError())).toEqual({
+      status: 413,
+      body: { ok: false, error: 'The body exceeds 1 MiB', code: 'payload_too_large' },
+    })
+    expect(describeFailure(new NotFoundError())).toEqual({
+      status: 404,
+      body: { ok: false, error: 'Not found', code: 'not_found' },
+    })
+    expect(describeFailure(new MethodNotAllowedError('PUT', '/health', ['GET', 'HEAD']))).toEqual({
+      status: 405,
+      body: {
+        ok: false,
+        error: 'PUT is not allowed on /health; use GET, HEAD',
+        code: 'method_not_allowed',
+      },
+      allow: ['GET', 'HEAD'],
+    })
+    for (const error of [
+      new FacilitatorUnavailableError('down'),
+      new TelemetryUnavailableError(),
+    ]) {
+      expect(describeFailure(error)).toEqual({
+        status: 503,
+        body: { ok: false, error: error.message, code: error.code },
+        retryAfterSeconds: 5,
+      })
+    }
+  })
+
+  it('answers anything else with internal_error, never with its message', () => {
+    expect(describeFailure(new Error('secret body text'))).toEqual({
+      status: 500,
+      body: { ok: false, error: 'Internal error; nothing was charged', code: 'internal_error' },
+    })
+    expect(SERVICE_ERROR_CODES.internal_error.status).toBe(500)
+  })
+})

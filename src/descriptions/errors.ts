@@ -1,0 +1,206 @@
+import type { PaymentRequired, SettleResponse } from '@x402/core/types'
+import { logger } from '../logger.js'
+import {
+  FacilitatorUnavailableError,
+  InvalidInputError,
+  PaymentRequiredError,
+} from '../payment/errors.js'
+import { TelemetryUnavailableError } from '../telemetry/types.js'
+import { ToolError } from '../tools/types.js'
+
+/**
+ * The failure envelope of SPEC 2.1 and 7: `{ok: false, error, code}`, plus optional details.
+ */
+export interface FailureBody {
+  ok: false
+  error: string
+  code: string
+  [extra: string]: unknown
+}
+
+/** The request body is not JSON. HTTP 400, code `invalid_json`. */
+export class InvalidJsonError extends Error {
+  override readonly name = 'InvalidJsonError'
+  readonly code = 'invalid_json'
+}
+
+/** The body is larger than the service accepts. HTTP 413, code `payload_too_large`. */
+export class PayloadTooLargeError extends Error {
+  override readonly name = 'PayloadTooLargeError'
+  readonly code = 'payload_too_large'
+  constructor(message = 'The body exceeds 1 MiB') {
+    super(message)
+  }
+}
+
+/** No such path. HTTP 404, code `not_found`. */
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError'
+  readonly code = 'not_found'
+  constructor(message = 'Not found') {
+    super(message)
+  }
+}
+
+/** The path exists, but not for this method. HTTP 405 with `Allow`, code `method_not_allowed`. */
+export class MethodNotAllowedError extends Error {
+  override readonly name = 'MethodNotAllowedError'
+  readonly code = 'method_not_allowed'
+  /**
+   * @param method - the refused method
+   * @param path - the request path
+   * @param allow - the methods the path answers, for the `Allow` header
+   */
+  constructor(
+    method: string,
+    path: string,
+    readonly allow: string[],
+  ) {
+    super(`${method} is not allowed on ${path}; use ${allow.join(', ')}`)
+  }
+}
+
+/**
+ * Every service-level `code` with its HTTP status and meaning. Tool codes (400) are listed in
+ * docs/tools.md. This table feeds docs/errors.md, OpenAPI and llms.txt, and gives
+ * {@link describeFailure} its statuses.
+ */
+export const SERVICE_ERROR_CODES = {
+  payment_required: {
+    status: 402,
+    meaning: 'No payment was presented; pay one of the offered rails and retry.',
+  },
+  invalid_payment: {
+    status: 402,
+    meaning: 'The payment could not be decoded or matches none of the offered rails.',
+  },
+  payment_verification_failed: {
+    status: 402,
+    meaning:
+      'The facilitator rejected the payment; PaymentRequired.error holds its reason (e.g. insufficient_funds).',
+  },
+  duplicate_settlement: {
+    status: 402,
+    meaning: 'The same payment is being settled or was settled in the last 120 seconds.',
+  },
+  settlement_failed: {
+    status: 402,
+    meaning:
+      'Settlement failed; the result is withheld and PAYMENT-RESPONSE holds the facilitator response.',
+  },
+  invalid_request: {
+    status: 400,
+    meaning: 'The body does not match the tool input schema; `issues` lists JSON Pointers.',
+  },
+  invalid_json: { status: 400, meaning: 'The body is not valid JSON.' },
+  payload_too_large: { status: 413, meaning: 'The body exceeds 1 MiB.' },
+  not_found: { status: 404, meaning: 'No such path.' },
+  method_not_allowed: {
+    status: 405,
+    meaning: 'The path exists but not for this method; see the Allow header.',
+  },
+  facilitator_unavailable: {
+    status: 503,
+    meaning:
+      'No facilitator is configured or it is unreachable; fail-closed, nothing ran or was charged.',
+  },
+  telemetry_unavailable: {
+    status: 503,
+    meaning: 'Telemetry storage is temporarily unavailable (GET /stats only).',
+  },
+  internal_error: { status: 500, meaning: 'An unexpected server error; nothing was charged.' },
+} as const satisfies Record<string, { status: number; meaning: string }>
+
+/** A service-level failure code. */
+export type ServiceErrorCode = keyof typeof SERVICE_ERROR_CODES
+
+/** An HTTP status a failure can come with. */
+export type FailureStatus = (typeof SERVICE_ERROR_CODES)[ServiceErrorCode]['status']
+
+/**
+ * A failure, whatever the transport: the status (HTTP's; MCP carries the same `code` in an
+ * `isError` result), the envelope, and what a transport may add beside the envelope.
+ */
+export interface Failure {
+  status: FailureStatus
+  body: FailureBody
+  /** The x402 v2 PaymentRequired of a 402 (HTTP: `PAYMENT-REQUIRED`; MCP: `structuredContent`). */
+  paymentRequired?: PaymentRequired
+  /** The facilitator's SettleResponse after a failed settlement (HTTP: `PAYMENT-RESPONSE`). */
+  settlement?: SettleResponse
+  /** Seconds to wait before retrying (HTTP: `Retry-After`). */
+  retryAfterSeconds?: number
+  /** The methods the path answers (HTTP: `Allow`). */
+  allow?: string[]
+}
+
+/** Seconds a client should wait after a 503 of the facilitator or of telemetry. */
+const RETRY_AFTER_SECONDS = 5
+
+function fail(
+  code: ServiceErrorCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+  beside: Omit<Failure, 'status' | 'body'> = {},
+): Failure {
+  return {
+    status: SERVICE_ERROR_CODES[code].status,
+    body: { ok: false, error: message, code, ...extra },
+    ...beside,
+  }
+}
+
+/**
+ * Maps any error to its failure: status, envelope and what goes beside it. This is the only place
+ * where failure kinds become codes and statuses; the HTTP adapter turns the result into a
+ * Response, the MCP adapter into an `isError` tool result, so the codes, messages and extras
+ * (`issues`, `details`, `input_check`) of the two transports cannot drift apart.
+ *
+ * @example
+ * describeFailure(new InvalidJsonError('Unexpected token'))
+ * // { status: 400, body: { ok: false, error: 'Unexpected token', code: 'invalid_json' } }
+ * describeFailure(new FacilitatorUnavailableError('down'))
+ * // { status: 503, body: { ok: false, error: 'down', code: 'facilitator_unavailable' },
+ * //   retryAfterSeconds: 5 }
+ */
+export function describeFailure(error: unknown): Failure {
+  if (error instanceof PaymentRequiredError) {
+    const extra = error.extras.inputCheck ? { input_check: error.extras.inputCheck } : {}
+    return fail(error.code, error.message, extra, {
+      paymentRequired: error.paymentRequired,
+      ...(error.extras.settlement ? { settlement: error.extras.settlement } : {}),
+    })
+  }
+  if (error instanceof InvalidInputError) {
+    return fail(error.code, error.message, { issues: error.issues })
+  }
+  if (error instanceof ToolError) {
+    // Every tool code is a 400 (src/tools/errors.ts).
+    return {
+      status: 400,
+      body: {
+        ok: false,
+        error: error.message,
+        code: error.code,
+        ...(error.details ? { details: error.details } : {}),
+      },
+    }
+  }
+  if (error instanceof InvalidJsonError) return fail(error.code, error.message)
+  if (error instanceof PayloadTooLargeError) return fail(error.code, error.message)
+  if (error instanceof NotFoundError) return fail(error.code, error.message)
+  if (error instanceof MethodNotAllowedError) {
+    return fail(error.code, error.message, {}, { allow: error.allow })
+  }
+  if (error instanceof FacilitatorUnavailableError || error instanceof TelemetryUnavailableError) {
+    return fail(error.code, error.message, {}, { retryAfterSeconds: RETRY_AFTER_SECONDS })
+  }
+  // Name and frames, not the message: a message may quote the request (JSON.parse does).
+  logger.error(
+    error instanceof Error
+      ? { err: error.name, stack: error.stack?.split('\n').slice(1).join('\n') }
+      : { err: typeof error },
+    'unhandled error',
+  )
+  return fail('internal_error', 'Internal error; nothing was charged')
+}
