@@ -14,8 +14,8 @@ import { median, table } from './measure.js'
 export async function benchPaid(calls: number): Promise<string> {
   const stack = await startDevStack({ payers: 1 })
   const config = loadConfig({ ...stack.serviceEnv, LOG_LEVEL: 'silent' })
-  const { app } = createService(config)
-  const target = await listen(app.fetch)
+  const service = createService(config)
+  const target = await listen(service.app.fetch)
   const rows: (string | number)[][] = []
   try {
     const rails: { rail: 'evm' | 'solana'; label: string; keys: PayerKeys }[] = [
@@ -71,6 +71,7 @@ export async function benchPaid(calls: number): Promise<string> {
     }
   } finally {
     await target.close()
+    await service.close()
     await stack.stop()
   }
   return table(

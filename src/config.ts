@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { z } from 'zod'
 
 const evmAddress = z
@@ -65,7 +66,24 @@ const envSchema = z.object({
   MCP_ALLOWED_HOSTS: commaList(hostName),
   MCP_ALLOWED_ORIGINS: commaList(origin),
   X402_OWNERSHIP_PROOFS: commaList(ownershipProof),
+  TOOL_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
+  TOOL_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
+  TOOL_QUEUE_LIMIT: z.coerce.number().int().min(0).max(10_000).optional(),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
 })
+
+/** Calls admitted per tool worker beyond the one it runs (the default TOOL_QUEUE_LIMIT). */
+export const QUEUE_PER_WORKER = 2
+
+/**
+ * The defaults that depend on the machine or on another variable, as the README words them.
+ * `loadConfig` computes them; the README test checks the wording.
+ */
+export const DERIVED_DEFAULTS: Record<string, string> = {
+  PUBLIC_BASE_URL: '`http://HOST:PORT`',
+  TOOL_WORKERS: 'number of cores',
+  TOOL_QUEUE_LIMIT: `${QUEUE_PER_WORKER} × \`TOOL_WORKERS\``,
+}
 
 /** Names of every environment variable the service reads (the README's config table). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape)
@@ -121,6 +139,17 @@ export interface Config {
    * keys, published verbatim as `ownershipProofs` in /.well-known/x402. Undefined: none published.
    */
   ownershipProofs?: string[] | undefined
+  /** Worker threads running tool calls at once (one call each); default: the number of cores. */
+  toolWorkers: number
+  /** Time budget of one tool call on a worker, in milliseconds; beyond it: `tool_timeout`. */
+  toolTimeoutMs: number
+  /**
+   * Paid calls admitted beyond one per worker (waiting for verify or for a worker); beyond them:
+   * 503 `overloaded`. Default: {@link QUEUE_PER_WORKER} per worker.
+   */
+  toolQueueLimit: number
+  /** Longest graceful shutdown after SIGTERM or SIGINT, in milliseconds; then exit 1. */
+  shutdownTimeoutMs: number
 }
 
 /**
@@ -140,6 +169,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`)
   }
   const e = parsed.data
+  const toolWorkers = e.TOOL_WORKERS ?? availableParallelism()
   return {
     port: e.PORT,
     host: e.HOST,
@@ -158,5 +188,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpAllowedHosts: e.MCP_ALLOWED_HOSTS,
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS,
     ownershipProofs: e.X402_OWNERSHIP_PROOFS,
+    toolWorkers,
+    toolTimeoutMs: e.TOOL_TIMEOUT_MS,
+    toolQueueLimit: e.TOOL_QUEUE_LIMIT ?? QUEUE_PER_WORKER * toolWorkers,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   }
 }

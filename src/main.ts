@@ -1,3 +1,4 @@
+import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import { loadConfig } from './config.js'
 import { logger } from './logger.js'
@@ -6,6 +7,14 @@ import { createTelemetry } from './telemetry/index.js'
 
 /**
  * Production entry point (`npm start`): configuration from the environment, see README.
+ *
+ * Graceful shutdown on SIGTERM and SIGINT, within SHUTDOWN_TIMEOUT_MS:
+ * 1. stop accepting connections; new requests on kept-alive sockets get `503 shutting_down` with
+ *    `Connection: close`;
+ * 2. let the requests in flight finish, settlement included (the gate starts no settlement that
+ *    could not finish before the deadline, so a payment is never settled without its reply);
+ * 3. close the idle sockets, stop the tool workers, flush telemetry and close its store;
+ * 4. exit 0, or exit 1 with a log line when the deadline passes first.
  */
 async function main(): Promise<void> {
   const config = loadConfig()
@@ -19,28 +28,61 @@ async function main(): Promise<void> {
       'TELEMETRY_SALT is not set: using a generated dev salt in ./data; production must set it and share it across instances',
     )
   }
-  const { app, link } = createService(config, { telemetry })
+  const service = createService(config, { telemetry })
   if (!config.facilitatorUrl) {
     logger.warn('FACILITATOR_URL is not set: every paid call answers 503 (fail-closed)')
   }
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    logger.info({ port: info.port, host: config.host, base: config.publicBaseUrl }, 'listening')
-  })
+  // The workers load the tools before the first paid call, not during it.
+  await service.runner.warm()
+  const server = serve(
+    { fetch: service.app.fetch, port: config.port, hostname: config.host },
+    (info) => {
+      logger.info(
+        {
+          port: info.port,
+          host: config.host,
+          base: config.publicBaseUrl,
+          workers: config.toolWorkers,
+        },
+        'listening',
+      )
+    },
+  ) as Server
   // Warm the facilitator link so the first 402 is fast; failures are logged and retried lazily.
-  link.ready().catch(() => {})
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
-    logger.info({ signal }, 'shutting down: draining requests, flushing telemetry')
-    // A hard deadline, so a stuck connection cannot keep the process alive forever.
-    setTimeout(() => process.exit(1), 15_000).unref()
-    server.close(() => {
-      telemetry.close().finally(() => process.exit(0))
+  service.link.ready().catch(() => {})
+
+  const stop = async (signal: string) => {
+    if (service.lifecycle.shuttingDown()) return
+    service.lifecycle.beginShutdown()
+    logger.info(
+      { signal, in_flight: service.drain.inFlight(), timeout_ms: config.shutdownTimeoutMs },
+      'shutting down: refusing new requests, finishing those in flight',
+    )
+    // A hard deadline, so that a stuck call cannot keep the process alive forever.
+    setTimeout(() => {
+      logger.error(
+        { in_flight: service.drain.inFlight(), timeout_ms: config.shutdownTimeoutMs },
+        'shutdown deadline passed with requests in flight; exiting',
+      )
+      process.exit(1)
+    }, config.shutdownTimeoutMs).unref()
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+    await service.drain.idle()
+    server.closeAllConnections()
+    await closed
+    await service.close()
+    await telemetry.close()
+    logger.info({ signal }, 'shut down')
+    process.exit(0)
+  }
+  const onSignal = (signal: string) => {
+    stop(signal).catch((error: unknown) => {
+      logger.fatal({ err: error instanceof Error ? error.name : typeof error }, 'shutdown failed')
+      process.exit(1)
     })
   }
-  process.on('SIGTERM', () => stop('SIGTERM'))
-  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => onSignal('SIGTERM'))
+  process.on('SIGINT', () => onSignal('SIGINT'))
 }
 
 main().catch((error: unknown) => {

@@ -1,11 +1,19 @@
 import type { Config } from './config.js'
 import { createApp, MAX_BODY_BYTES } from './http/app.js'
+import { createDrain, type Drain } from './http/drain.js'
+import { createLifecycle, type Lifecycle } from './lifecycle.js'
 import { resolveAllowList } from './mcp/dns-rebinding.js'
 import { registerMcp } from './mcp/server.js'
-import { createFacilitatorLink, type FacilitatorLink } from './payment/facilitator.js'
+import { assertPaidCallBudget } from './payment/budget.js'
+import {
+  createFacilitatorLink,
+  type FacilitatorLink,
+  MAX_TIMEOUT_SECONDS,
+} from './payment/facilitator.js'
 import { createPaymentGate, type PaymentGate, type PaymentObserver } from './payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
 import { configuredRails } from './payment/rails.js'
+import { createToolRunner, type ToolRunner } from './runner/runner.js'
 import type { Telemetry } from './telemetry/index.js'
 import { catalog } from './tools/catalog.js'
 import type { ToolEnv } from './tools/types.js'
@@ -18,6 +26,8 @@ export interface ServiceOverrides {
   /** An extra payment observer (tests), called after telemetry. */
   observer?: PaymentObserver
   env?: ToolEnv
+  /** Runs the tools; by default a worker pool from TOOL_WORKERS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT. */
+  runner?: ToolRunner
 }
 
 /** The assembled service: the Hono app and the parts behind it. */
@@ -25,18 +35,34 @@ export interface Service {
   app: ReturnType<typeof createApp>
   gate: PaymentGate
   link: FacilitatorLink
+  runner: ToolRunner
+  /** Shutdown state: `beginShutdown()` on SIGTERM (src/main.ts). */
+  lifecycle: Lifecycle
+  /** Requests in flight, and the 503 `shutting_down` of new ones during shutdown. */
+  drain: Drain
+  /** Stops the tool workers. Call after the requests in flight ended (`drain.idle()`). */
+  close(): Promise<void>
 }
 
 /**
  * Assembles the service from configuration: rails, facilitator link, duplicate-settlement guard,
  * payment gate, and the HTTP app with the MCP endpoint mounted on it (the composition root: the
  * only module that knows both transports). Performs no I/O; the facilitator's `/supported` is
- * loaded lazily.
+ * loaded lazily, and the tool workers start with the first paid call (or `runner.warm()`).
  *
  * @example
- * const { app } = createService(loadConfig())
+ * const { app, close } = createService(loadConfig())
+ * @throws {Error} when a paid call could outlive its payment under this configuration
+ *   ({@link assertPaidCallBudget})
  */
 export function createService(config: Config, overrides: ServiceOverrides = {}): Service {
+  assertPaidCallBudget({
+    facilitatorTimeoutMs: config.facilitatorTimeoutMs,
+    workers: config.toolWorkers,
+    queueLimit: config.toolQueueLimit,
+    timeoutMs: config.toolTimeoutMs,
+    maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+  })
   const rails = configuredRails(config)
   const link = createFacilitatorLink({
     url: config.facilitatorUrl,
@@ -48,9 +74,23 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     await telemetry?.record(event)
     await extra?.(event)
   }
+  const runner =
+    overrides.runner ??
+    createToolRunner({
+      workers: config.toolWorkers,
+      timeoutMs: config.toolTimeoutMs,
+      queueLimit: config.toolQueueLimit,
+    })
+  const lifecycle = createLifecycle({
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    facilitatorTimeoutMs: config.facilitatorTimeoutMs,
+  })
+  const drain = createDrain(() => lifecycle.shuttingDown())
   const gate = createPaymentGate({
     link,
     guard: overrides.guard ?? createMemoryGuard(),
+    runner,
+    canSettle: () => lifecycle.canSettle(),
     observer,
     ...(overrides.env ? { env: overrides.env } : {}),
   })
@@ -66,6 +106,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     tools: catalog,
     publicBaseUrl: config.publicBaseUrl,
     rails,
+    drain,
     ...(telemetry
       ? { stats: () => telemetry.stats(), telemetryHealth: () => telemetry.health() }
       : {}),
@@ -81,5 +122,5 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
         }),
     ],
   })
-  return { app, gate, link }
+  return { app, gate, link, runner, lifecycle, drain, close: () => runner.close() }
 }

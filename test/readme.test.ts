@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { describe, expect, it } from 'vitest'
-import { CONFIG_DEFAULTS, CONFIG_VARIABLES } from '../src/config.js'
+import {
+  CONFIG_DEFAULTS,
+  CONFIG_VARIABLES,
+  DERIVED_DEFAULTS,
+  loadConfig,
+  QUEUE_PER_WORKER,
+} from '../src/config.js'
 
 // The README's config table must match the code: same variables, same defaults.
 
@@ -25,11 +32,26 @@ describe('README', () => {
       const cell = rows.get(name)
       if (name in CONFIG_DEFAULTS) {
         expect(cell, name).toBe(`\`${String(CONFIG_DEFAULTS[name])}\``)
-      } else if (name === 'PUBLIC_BASE_URL') {
-        expect(cell).toBe('`http://HOST:PORT`')
+      } else if (name in DERIVED_DEFAULTS) {
+        expect(cell, name).toBe(DERIVED_DEFAULTS[name])
       } else {
         expect(cell, name).toBe('unset')
       }
     }
+  })
+
+  it('words the derived defaults as loadConfig computes them', () => {
+    expect(DERIVED_DEFAULTS).toEqual({
+      PUBLIC_BASE_URL: '`http://HOST:PORT`',
+      TOOL_WORKERS: 'number of cores',
+      TOOL_QUEUE_LIMIT: '2 × `TOOL_WORKERS`',
+    })
+    expect(QUEUE_PER_WORKER).toBe(2)
+    const config = loadConfig({ HOST: '10.0.0.1', PORT: '9000' })
+    expect(config.publicBaseUrl).toBe('http://10.0.0.1:9000')
+    expect(config.toolWorkers).toBe(availableParallelism())
+    expect(config.toolQueueLimit).toBe(2 * availableParallelism())
+    expect(loadConfig({ TOOL_WORKERS: '3' }).toolQueueLimit).toBe(6)
+    expect(loadConfig({ TOOL_WORKERS: '3', TOOL_QUEUE_LIMIT: '0' }).toolQueueLimit).toBe(0)
   })
 })

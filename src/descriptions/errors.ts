@@ -4,7 +4,9 @@ import {
   FacilitatorUnavailableError,
   InvalidInputError,
   PaymentRequiredError,
+  ShuttingDownError,
 } from '../payment/errors.js'
+import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import { TelemetryUnavailableError } from '../telemetry/types.js'
 import { ToolError } from '../tools/types.js'
 
@@ -93,6 +95,11 @@ export const SERVICE_ERROR_CODES = {
     meaning: 'The body does not match the tool input schema; `issues` lists JSON Pointers.',
   },
   invalid_json: { status: 400, meaning: 'The body is not valid JSON.' },
+  tool_timeout: {
+    status: 400,
+    meaning:
+      'The tool did not finish within its time budget (TOOL_TIMEOUT_MS, 2 s by default) and was stopped; nothing was charged.',
+  },
   payload_too_large: { status: 413, meaning: 'The body exceeds 1 MiB.' },
   not_found: { status: 404, meaning: 'No such path.' },
   method_not_allowed: {
@@ -103,6 +110,16 @@ export const SERVICE_ERROR_CODES = {
     status: 503,
     meaning:
       'No facilitator is configured or it is unreachable; fail-closed, nothing ran or was charged.',
+  },
+  overloaded: {
+    status: 503,
+    meaning:
+      'Every tool worker is busy and the queue is full; refused before verify, nothing was charged. Retry after Retry-After seconds.',
+  },
+  shutting_down: {
+    status: 503,
+    meaning:
+      'The instance is shutting down (answered with Connection: close); nothing was run or charged. Retry.',
   },
   telemetry_unavailable: {
     status: 503,
@@ -192,8 +209,15 @@ export function describeFailure(error: unknown): Failure {
   if (error instanceof MethodNotAllowedError) {
     return fail(error.code, error.message, {}, { allow: error.allow })
   }
+  if (error instanceof ToolTimeoutError) return fail(error.code, error.message)
   if (error instanceof FacilitatorUnavailableError || error instanceof TelemetryUnavailableError) {
     return fail(error.code, error.message, {}, { retryAfterSeconds: RETRY_AFTER_SECONDS })
+  }
+  if (error instanceof OverloadedError) {
+    return fail(error.code, error.message, {}, { retryAfterSeconds: error.retryAfterSeconds })
+  }
+  if (error instanceof ShuttingDownError) {
+    return fail(error.code, error.message, {}, { retryAfterSeconds: 1 })
   }
   // Name and frames, not the message: a message may quote the request (JSON.parse does).
   logger.error(

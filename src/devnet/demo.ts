@@ -35,7 +35,8 @@ async function main(): Promise<void> {
       : { dataDir: mkdtempSync(join(tmpdir(), 'payload-tools-dev-')) }),
     ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
   })
-  const { app } = createService(config, { telemetry })
+  const service = createService(config, { telemetry })
+  const { app } = service
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host })
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
 
   const stop = async () => {
     server.close()
+    await service.close()
     await telemetry.close()
     await stack.stop()
     process.exit(0)

@@ -7,6 +7,7 @@ import type { Rail } from '../payment/rails.js'
 import type { Stats } from '../telemetry/index.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { httpBazaarExtension, registerDiscovery } from './discovery/index.js'
+import type { Drain } from './drain.js'
 import { toHttpFailure } from './failures.js'
 import { registerHealth, type TelemetryHealthLike } from './health.js'
 import { registerLanding } from './landing/index.js'
@@ -36,6 +37,8 @@ export interface AppDeps {
    * composition root mounts the MCP endpoint this way, so that HTTP never imports MCP.
    */
   mounts?: readonly Mount[]
+  /** Counts requests in flight and refuses new ones during shutdown (src/http/drain.ts). */
+  drain?: Drain
 }
 
 /** Registers routes on the app (e.g. `(app) => registerMcp(app, options)`). */
@@ -66,6 +69,7 @@ export function createApp(deps: AppDeps): Hono {
       'request',
     )
   })
+  if (deps.drain) app.use(deps.drain.middleware)
   app.use(precomputedHeaders([securityHeaders(), corsPolicy()]))
   app.options('*', corsPolicy())
 
@@ -103,6 +107,7 @@ export function createApp(deps: AppDeps): Hono {
     rails: deps.rails ?? [],
     link: deps.gate.link,
     maxBodyBytes: MAX_BODY_BYTES,
+    runner: deps.gate.runner.options,
     ownershipProofs: deps.ownershipProofs,
   })
   registerPaidRoutes(app, { ...deps, extensionsFor: httpBazaarExtension })

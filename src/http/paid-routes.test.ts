@@ -4,15 +4,21 @@ import {
   encodePaymentSignatureHeader,
 } from '@x402/core/http'
 import { describe, expect, it } from 'vitest'
-import { echoTool, type FacilitatorScript, fakeGate } from '../../test/helpers/fakes.js'
+import {
+  echoTool,
+  type FacilitatorScript,
+  fakeGate,
+  inlineRunner,
+} from '../../test/helpers/fakes.js'
 import { json } from '../../test/helpers/json.js'
+import { ToolTimeoutError } from '../runner/errors.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { createApp, MAX_BODY_BYTES } from './app.js'
 
 // Unit tests of the HTTP adapter over a scripted facilitator (test/helpers/fakes.ts).
 
-function setup(script: FacilitatorScript = {}) {
-  const fake = fakeGate(script)
+function setup(script: FacilitatorScript = {}, extra: Parameters<typeof fakeGate>[2] = {}) {
+  const fake = fakeGate(script, undefined, extra)
   const app = createApp({
     gate: fake.gate,
     tools: [echoTool as ToolDefinition],
@@ -195,5 +201,38 @@ describe('paid HTTP routes', () => {
     const res = await app.request('/nope', { method: 'POST' })
     expect(res.status).toBe(404)
     expect(await json(res)).toEqual({ ok: false, code: 'not_found', error: 'Not found' })
+  })
+
+  it('answers 503 overloaded with Retry-After when the runner is full, before verify', async () => {
+    const runner = inlineRunner({ capacity: 0 })
+    const { paid, calls } = setup({}, { runner })
+    const res = await paid('{"text":"abc"}')
+    expect(res.status).toBe(503)
+    expect(res.headers.get('retry-after')).toBe('2')
+    expect(await json(res)).toEqual({
+      ok: false,
+      code: 'overloaded',
+      error: 'The service is at capacity; nothing was verified, run or charged. Retry shortly',
+    })
+    expect(calls.verify + calls.settle).toBe(0)
+  })
+
+  it('answers 400 tool_timeout when the tool runs out of its budget, and settles nothing', async () => {
+    const runner = inlineRunner({
+      run: async () => {
+        throw new ToolTimeoutError(2000)
+      },
+    })
+    const { paid, calls } = setup({}, { runner })
+    const res = await paid('{"text":"abc"}')
+    expect(res.status).toBe(400)
+    expect(res.headers.get('payment-response')).toBeNull()
+    expect(await json(res)).toEqual({
+      ok: false,
+      code: 'tool_timeout',
+      error:
+        'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',
+    })
+    expect(calls).toEqual({ supported: 1, verify: 1, settle: 0 })
   })
 })

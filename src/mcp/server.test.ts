@@ -6,7 +6,13 @@ import { VerifyError } from '@x402/core/types'
 import { Hono } from 'hono'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { FAKE_SOLANA, type FacilitatorScript, fakeGate } from '../../test/helpers/fakes.js'
+import {
+  FAKE_SOLANA,
+  type FacilitatorScript,
+  fakeGate,
+  inlineRunner,
+} from '../../test/helpers/fakes.js'
+import { ToolTimeoutError } from '../runner/errors.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import { resolveAllowList } from './dns-rebinding.js'
 import { registerMcp } from './server.js'
@@ -58,8 +64,8 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()))
 })
 
-async function setup(script: FacilitatorScript = {}) {
-  const { gate, calls, events } = fakeGate(script)
+async function setup(script: FacilitatorScript = {}, extra: Parameters<typeof fakeGate>[2] = {}) {
+  const { gate, calls, events } = fakeGate(script, undefined, extra)
   const app = new Hono()
   registerMcp(app, {
     gate,
@@ -381,6 +387,50 @@ describe('MCP endpoint: tools/call', () => {
     })
     expect(failureOf(result).code).toBe('invalid_payment')
     expect(calls.verify).toBe(0)
+  })
+
+  it('answers overloaded (before verify) and tool_timeout (never settled) as isError results', async () => {
+    const full = await setup({}, { runner: inlineRunner({ capacity: 0 }) })
+    const unpaid = await full.client.callTool({ name: 'payload_echo', arguments: {} })
+    const busy = await full.client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'a' },
+      _meta: { 'x402/payment': paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'o1') },
+    })
+    expect(busy.isError).toBe(true)
+    expect(busy.structuredContent).toEqual({
+      ok: false,
+      code: 'overloaded',
+      error: 'The service is at capacity; nothing was verified, run or charged. Retry shortly',
+    })
+    expect(full.calls.verify).toBe(0)
+
+    const slow = await setup(
+      {},
+      {
+        runner: inlineRunner({
+          run: async () => {
+            throw new ToolTimeoutError(2000)
+          },
+        }),
+      },
+    )
+    const again = await slow.client.callTool({ name: 'payload_echo', arguments: {} })
+    const stopped = await slow.client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'a' },
+      _meta: { 'x402/payment': paymentFor(again.structuredContent as PaymentRequired, 0, 't1') },
+    })
+    expect(stopped.isError).toBe(true)
+    expect(failureOf(stopped)).toEqual({
+      ok: false,
+      code: 'tool_timeout',
+      error:
+        'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',
+    })
+    expect(stopped._meta?.['x402/payment-response']).toBeUndefined()
+    expect(slow.calls.settle).toBe(0)
+    expect(slow.events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
   })
 
   it('answers an unknown tool with JSON-RPC error -32602', async () => {

@@ -71,3 +71,16 @@ export class FacilitatorUnavailableError extends Error {
   override readonly name = 'FacilitatorUnavailableError'
   readonly code = 'facilitator_unavailable'
 }
+
+/**
+ * The service is shutting down (SIGTERM): a request that arrives while in-flight calls finish,
+ * or a call that could no longer settle before the shutdown deadline. HTTP 503 with
+ * `Connection: close`, code `shutting_down`; nothing was charged. Retry (on another instance).
+ */
+export class ShuttingDownError extends Error {
+  override readonly name = 'ShuttingDownError'
+  readonly code = 'shutting_down'
+  constructor(message = 'The service is shutting down; nothing was run or charged. Retry') {
+    super(message)
+  }
+}

@@ -10,6 +10,13 @@ import { describeError, logger } from '../logger.js'
 import { FacilitatorUnavailableError } from './errors.js'
 import { priceOn, type Rail } from './rails.js'
 
+/**
+ * Seconds a client has to complete a payment (PaymentRequirements.maxTimeoutSeconds): an EIP-3009
+ * authorization's `validBefore` and a Solana transaction's lifetime follow it, so a paid call must
+ * settle within it.
+ */
+export const MAX_TIMEOUT_SECONDS = 60
+
 /** How often a healthy link re-reads the facilitator's `/supported`, in milliseconds. */
 export const SUPPORTED_REFRESH_MS = 5 * 60_000
 /** After a failed `/supported`, calls fail fast for this long before the next attempt, in ms. */
@@ -83,7 +90,7 @@ export interface FacilitatorLinkOptions {
  */
 export function createFacilitatorLink(options: FacilitatorLinkOptions): FacilitatorLink {
   const now = options.now ?? Date.now
-  const maxTimeoutSeconds = options.maxTimeoutSeconds ?? 60
+  const maxTimeoutSeconds = options.maxTimeoutSeconds ?? MAX_TIMEOUT_SECONDS
   const client =
     options.client ??
     (options.url

@@ -5,19 +5,30 @@ import {
   type FacilitatorScript,
   FAKE_FEE_PAYER as FEE_PAYER,
   fakeGate,
+  inlineRunner,
   fakeRails as rails,
   FAKE_SOLANA as SOLANA,
 } from '../../test/helpers/fakes.js'
+import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
-import { FacilitatorUnavailableError, InvalidInputError, PaymentRequiredError } from './errors.js'
+import {
+  FacilitatorUnavailableError,
+  InvalidInputError,
+  PaymentRequiredError,
+  ShuttingDownError,
+} from './errors.js'
 import { createFacilitatorLink } from './facilitator.js'
 import { createPaymentGate } from './gate.js'
 import { createMemoryGuard, DUPLICATE_WINDOW_MS } from './guard.js'
 
 // Unit tests of our own adapter: the facilitator is a scripted fake (test/helpers/fakes.ts).
 
-function setup(script: FacilitatorScript = {}, supportedNetworks?: string[]) {
-  const fake = fakeGate(script, supportedNetworks)
+function setup(
+  script: FacilitatorScript = {},
+  supportedNetworks?: string[],
+  extra: Parameters<typeof fakeGate>[2] = {},
+) {
+  const fake = fakeGate(script, supportedNetworks, extra)
   const resource = { url: 'http://svc/echo', description: 'Echo', mimeType: 'application/json' }
   const call = (input: unknown, payment: unknown) =>
     fake.gate.execute({
@@ -103,7 +114,7 @@ describe('payment gate', () => {
 
   it('fails closed with no facilitator configured', async () => {
     const link = createFacilitatorLink({ url: undefined, timeoutMs: 1000, rails })
-    const gate = createPaymentGate({ link, guard: createMemoryGuard() })
+    const gate = createPaymentGate({ link, guard: createMemoryGuard(), runner: inlineRunner() })
     const error = await rejection(
       gate.execute({
         tool: echoTool as ToolDefinition,
@@ -261,6 +272,82 @@ describe('payment gate', () => {
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
     expect((rejected.reason as PaymentRequiredError).code).toBe('duplicate_settlement')
     expect(calls.settle).toBe(1)
+  })
+})
+
+describe('payment gate and the tool runner', () => {
+  it('refuses a call when the runner is full, before verify, and accepts the same payment later', async () => {
+    const runner = inlineRunner({ capacity: 1 })
+    const { call, calls, events, pay } = setup({}, undefined, { runner })
+    const held = runner.admit()
+    const payment = await pay()
+    const error = await rejection(call({ text: 'a' }, payment))
+    expect(error).toBeInstanceOf(OverloadedError)
+    expect((error as OverloadedError).retryAfterSeconds).toBe(2)
+    expect(calls).toEqual({ supported: 1, verify: 0, settle: 0 })
+    expect(events).toEqual([])
+    expect(runner.runs).toBe(0)
+    held.release()
+    expect((await call({ text: 'a' }, payment)).result).toEqual({ upper: 'A' })
+    expect(runner.status().admitted).toBe(0)
+  })
+
+  it('checks the input before it asks the runner for room', async () => {
+    const runner = inlineRunner({ capacity: 0 })
+    const { call, pay } = setup({}, undefined, { runner })
+    expect(await rejection(call({ text: 1 }, await pay()))).toBeInstanceOf(InvalidInputError)
+  })
+
+  it('never settles a call that ran out of its budget, and frees the payment and the place', async () => {
+    let timeouts = 1
+    const runner = inlineRunner({
+      run: async (tool, input, now) => {
+        if (timeouts-- > 0) throw new ToolTimeoutError(2000)
+        return tool.run(input, { nowSeconds: () => now })
+      },
+    })
+    const { call, calls, events, pay } = setup({}, undefined, { runner })
+    const payment = await pay()
+    const error = await rejection(call({ text: 'a' }, payment))
+    expect(error).toBeInstanceOf(ToolTimeoutError)
+    expect(calls.settle).toBe(0)
+    expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
+    expect(runner.status().admitted).toBe(0)
+    expect((await call({ text: 'a' }, payment)).result).toEqual({ upper: 'A' })
+  })
+
+  it('gives back the place of a call whose payment fails to verify', async () => {
+    const runner = inlineRunner({ capacity: 1 })
+    const { call, pay } = setup(
+      { verify: async () => ({ isValid: false, invalidReason: 'insufficient_funds' }) },
+      undefined,
+      { runner },
+    )
+    expect(await rejection(call({ text: 'a' }, await pay()))).toBeInstanceOf(PaymentRequiredError)
+    expect(runner.runs).toBe(0)
+    expect(runner.status().admitted).toBe(0)
+  })
+
+  it('reads the clock on its own thread and hands the runner the seconds', async () => {
+    const seen: number[] = []
+    const runner = inlineRunner({
+      run: async (tool, input, now) => {
+        seen.push(now)
+        return tool.run(input, { nowSeconds: () => now })
+      },
+    })
+    const { call, pay } = setup({}, undefined, { runner, env: { nowSeconds: () => 1_700_000_000 } })
+    await call({ text: 'a' }, await pay())
+    expect(seen).toEqual([1_700_000_000])
+  })
+
+  it('starts no settlement once shutdown leaves too little time, and charges nothing', async () => {
+    const { call, calls, events, pay } = setup({}, undefined, { canSettle: () => false })
+    const payment = await pay()
+    const error = await rejection(call({ text: 'a' }, payment))
+    expect(error).toBeInstanceOf(ShuttingDownError)
+    expect(calls).toEqual({ supported: 1, verify: 1, settle: 0 })
+    expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
   })
 })
 

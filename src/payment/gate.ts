@@ -9,6 +9,8 @@ import type {
 import { SettleError, VerifyError } from '@x402/core/types'
 import type { z } from 'zod'
 import { describeError, logger } from '../logger.js'
+import { ToolTimeoutError } from '../runner/errors.js'
+import type { Admission, ToolRunner } from '../runner/runner.js'
 import { systemEnv, type ToolDefinition, type ToolEnv, ToolError } from '../tools/types.js'
 import {
   FacilitatorUnavailableError,
@@ -16,6 +18,7 @@ import {
   type InputIssue,
   InvalidInputError,
   PaymentRequiredError,
+  ShuttingDownError,
 } from './errors.js'
 import type { FacilitatorLink, LiveState } from './facilitator.js'
 import { paymentKey, type SettlementGuard } from './guard.js'
@@ -70,12 +73,17 @@ export interface PaidResult {
  * 1. no payment -> {@link PaymentRequiredError} `payment_required` (both rails, plus the free
  *    input check when a body came with it);
  * 2. invalid input -> {@link InvalidInputError}, and the facilitator is never called;
- * 3. the duplicate-settlement guard claims the payment;
- * 4. verify with the facilitator (bounded) -> unreachable: {@link FacilitatorUnavailableError};
- * 5. run the tool -> a {@link ToolError} is rethrown and nothing is settled;
- * 6. settle (bounded) -> failed: `settlement_failed`, the result is withheld;
- * 7. the `settled` telemetry event is awaited;
- * 8. the result is released with the SettleResponse.
+ * 3. the runner admits the call (reserves its place) -> full: {@link OverloadedError}, before
+ *    anything is verified;
+ * 4. the duplicate-settlement guard claims the payment;
+ * 5. verify with the facilitator (bounded) -> unreachable: {@link FacilitatorUnavailableError};
+ * 6. run the tool on a worker under its time budget -> a {@link ToolError} or
+ *    {@link ToolTimeoutError} is rethrown and nothing is settled;
+ * 7. settle (bounded) -> failed: `settlement_failed`, the result is withheld; while the service
+ *    shuts down, a settlement that could not finish before its deadline is not started
+ *    ({@link ShuttingDownError}, nothing charged);
+ * 8. the `settled` telemetry event is awaited;
+ * 9. the result is released with the SettleResponse.
  */
 export interface PaymentGate {
   /**
@@ -84,20 +92,34 @@ export interface PaymentGate {
    * @throws {PaymentRequiredError} 402 cases
    * @throws {InvalidInputError} input does not match the tool's schema
    * @throws {ToolError} the tool rejected its input (never settled)
+   * @throws {ToolTimeoutError} the tool ran out of its time budget (never settled)
+   * @throws {OverloadedError} no capacity to run the tool; nothing was verified
    * @throws {FacilitatorUnavailableError} fail-closed 503
+   * @throws {ShuttingDownError} the service is shutting down; nothing was charged
    */
   execute(call: PaidCall): Promise<PaidResult>
   /** Validates input against a tool's schema without running it (the free pre-payment check). */
   checkInput(tool: ToolDefinition, input: unknown): InputCheck
   link: FacilitatorLink
+  /** The tool runner (its options are published as limits). */
+  runner: ToolRunner
 }
 
 /** Options of {@link createPaymentGate}. */
 export interface PaymentGateOptions {
   link: FacilitatorLink
   guard: SettlementGuard
+  /** Runs the tools (worker threads, time budget, admission). */
+  runner: ToolRunner
   observer?: PaymentObserver
+  /** The tools' clock, read here and passed to the worker with each call. */
   env?: ToolEnv
+  /**
+   * Whether a settlement may start now: false once the service is shutting down and a
+   * settlement (bounded by FACILITATOR_TIMEOUT_MS) could not finish before the shutdown deadline,
+   * so that no payment is settled without its reply being sent. Always true when absent.
+   */
+  canSettle?: () => boolean
 }
 
 /**
@@ -119,11 +141,11 @@ export function toInputIssues(error: z.ZodError): InputIssue[] {
  * Creates the payment gate.
  *
  * @example
- * const gate = createPaymentGate({ link, guard: createMemoryGuard() })
+ * const gate = createPaymentGate({ link, guard: createMemoryGuard(), runner })
  * const { result, settlement } = await gate.execute({ tool, transport: 'http', input, payment, resource })
  */
 export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
-  const { link, guard } = options
+  const { link, guard, runner } = options
   const env = options.env ?? systemEnv
 
   const emit = async (event: PaymentEvent) => {
@@ -220,6 +242,26 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       )
     }
 
+    // Reserved before anything is verified, so that a verified call is never refused for want of a
+    // worker, and held until its run ends.
+    const admission = runner.admit()
+    try {
+      return await paid(call, state, payment, matched, parsed.data, admission, paymentRequired)
+    } finally {
+      admission.release()
+    }
+  }
+
+  async function paid(
+    call: PaidCall,
+    state: LiveState,
+    payment: PaymentPayload,
+    matched: PaymentRequirements,
+    input: unknown,
+    admission: Admission,
+    paymentRequired: (error: string) => Promise<PaymentRequired>,
+  ): Promise<PaidResult> {
+    const { tool, extensions } = call
     const key = paymentKey(payment)
     if (!(await guard.claim(key))) {
       throw new PaymentRequiredError(
@@ -250,11 +292,22 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
 
     let result: unknown
     try {
-      result = tool.run(parsed.data, env)
+      result = await admission.run(tool, input, env.nowSeconds())
+      if (options.canSettle && !options.canSettle()) {
+        throw new ShuttingDownError(
+          'The service is shutting down and could not settle this call in time; nothing was charged',
+        )
+      }
     } catch (error) {
       await guard.release(key)
       await emit({ ...event, amount: matched.amount, outcome: 'tool_failed_unsettled', payer })
-      if (error instanceof ToolError) throw error
+      if (
+        error instanceof ToolError ||
+        error instanceof ToolTimeoutError ||
+        error instanceof ShuttingDownError
+      ) {
+        throw error
+      }
       // The name only: a message may quote the input.
       logger.error(
         { tool: tool.id, err: error instanceof Error ? error.name : typeof error },
@@ -348,5 +401,5 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     }
   }
 
-  return { execute, checkInput, link }
+  return { execute, checkInput, link, runner }
 }

@@ -10,7 +10,9 @@ import { createFacilitatorLink } from '../../src/payment/facilitator.js'
 import { createPaymentGate, type PaymentEvent } from '../../src/payment/gate.js'
 import { createMemoryGuard } from '../../src/payment/guard.js'
 import { configuredRails } from '../../src/payment/rails.js'
-import { type ToolDefinition, ToolError } from '../../src/tools/types.js'
+import { OverloadedError } from '../../src/runner/errors.js'
+import type { Admission, ToolRunner } from '../../src/runner/runner.js'
+import { type ToolDefinition, type ToolEnv, ToolError } from '../../src/tools/types.js'
 
 // Test doubles for unit tests of our own adapters (gate, HTTP, MCP). End-to-end tests use the
 // real SDK facilitator on local chains instead.
@@ -47,6 +49,52 @@ export const echoTool: ToolDefinition<{ text: string }, { upper: string }> = {
   },
 }
 
+/**
+ * A runner for unit tests of the adapters: runs `tool.run` on the calling thread, so that fake
+ * tools outside the catalogue (the worker only knows the catalogue) can be paid for. Admits at
+ * most `capacity` calls at once, like the real one; `run` replaces how a call runs (e.g. to
+ * reject with ToolTimeoutError). End-to-end tests use the real worker pool.
+ */
+export function inlineRunner(
+  options: {
+    capacity?: number
+    run?: (tool: ToolDefinition, input: unknown, nowSeconds: number) => Promise<unknown>
+  } = {},
+): ToolRunner & { runs: number } {
+  const capacity = options.capacity ?? 100
+  let admitted = 0
+  const runner = {
+    runs: 0,
+    admit(): Admission {
+      if (admitted >= capacity) throw new OverloadedError(2)
+      admitted++
+      let held = true
+      const release = () => {
+        if (held) admitted--
+        held = false
+      }
+      return {
+        release,
+        async run(tool, input, nowSeconds) {
+          runner.runs++
+          try {
+            return options.run
+              ? await options.run(tool, input, nowSeconds)
+              : tool.run(input, { nowSeconds: () => nowSeconds })
+          } finally {
+            release()
+          }
+        },
+      }
+    },
+    warm: async () => {},
+    status: () => ({ admitted, running: 0, queued: 0, capacity }),
+    close: async () => {},
+    options: { workers: 1, timeoutMs: 2000, queueLimit: capacity - 1 },
+  }
+  return runner
+}
+
 /** Scripted facilitator answers; each defaults to success. */
 export interface FacilitatorScript {
   supported?: () => Promise<SupportedResponse>
@@ -59,11 +107,14 @@ export interface FacilitatorScript {
  *
  * @param script - overrides of the facilitator answers
  * @param supportedNetworks - CAIP-2 networks `/supported` lists
+ * @param extra - the runner (an {@link inlineRunner} by default), `canSettle` and the tools' clock
  */
 export function fakeGate(
   script: FacilitatorScript = {},
   supportedNetworks = ['eip155:8453', FAKE_SOLANA],
+  extra: { runner?: ToolRunner; canSettle?: () => boolean; env?: ToolEnv } = {},
 ) {
+  const runner = extra.runner ?? inlineRunner()
   const calls = { supported: 0, verify: 0, settle: 0 }
   const client = {
     async getSupported(): Promise<SupportedResponse> {
@@ -100,6 +151,9 @@ export function fakeGate(
   const gate = createPaymentGate({
     link,
     guard: createMemoryGuard(),
+    runner,
+    ...(extra.canSettle ? { canSettle: extra.canSettle } : {}),
+    ...(extra.env ? { env: extra.env } : {}),
     observer: async (e) => {
       events.push(e)
     },
@@ -111,7 +165,7 @@ export function fakeGate(
     if (!accepted) throw new Error('no rail')
     return { x402Version: 2, accepted, payload: { nonce } }
   }
-  return { gate, link, calls, events, pay }
+  return { gate, link, calls, events, pay, runner }
 }
 
 export type { PaymentEvent }

@@ -17,7 +17,8 @@ export interface RunningService {
  * Starts the real service (createService + @hono/node-server) against a dev stack.
  *
  * @param stack - the local chains and facilitator
- * @param env - extra environment (e.g. FACILITATOR_TIMEOUT_MS)
+ * @param env - extra environment (e.g. FACILITATOR_TIMEOUT_MS); TOOL_WORKERS is 1 unless given,
+ *   since every worker thread loads the tools through tsx (about a second of CPU each)
  * @param overrides - parts to replace (observer, guard, env)
  */
 export async function startService(
@@ -25,7 +26,7 @@ export async function startService(
   env: Record<string, string> = {},
   overrides: ServiceOverrides = {},
 ): Promise<RunningService> {
-  const config = loadConfig({ ...(stack?.serviceEnv ?? {}), PORT: '0', ...env })
+  const config = loadConfig({ ...(stack?.serviceEnv ?? {}), PORT: '0', TOOL_WORKERS: '1', ...env })
   let service: Service | undefined
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve(
@@ -42,12 +43,14 @@ export async function startService(
   return {
     baseUrl,
     service,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve())
         // Keep-alive sockets of the test's fetch would hold close() open.
         ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
-      }),
+      })
+      await service?.close()
+    },
   }
 }
 
@@ -71,24 +74,22 @@ export interface DevService {
  * })
  * @param options.payers - funded payers per chain
  * @param options.clock - the tools' clock, so results that hold a time are known in advance
+ * @param options.env - extra service environment (e.g. TOOL_WORKERS)
  */
 export async function startDevService(options: {
   payers: number
   clock: ToolEnv
+  env?: Record<string, string>
 }): Promise<DevService> {
   const stack = await startDevStack({ payers: options.payers })
   const events: PaymentEvent[] = []
   try {
-    const svc = await startService(
-      stack,
-      {},
-      {
-        env: options.clock,
-        observer: async (e) => {
-          events.push(e)
-        },
+    const svc = await startService(stack, options.env ?? {}, {
+      env: options.clock,
+      observer: async (e) => {
+        events.push(e)
       },
-    )
+    })
     return {
       stack,
       svc,

@@ -24,7 +24,10 @@ export function httpPaymentSteps(): string[] {
       `\`200 {ok: true, result}\` with a \`${X402.responseHeader}\` header (Base64 SettleResponse: ` +
       'transaction, network, payer). A tool error answers 400 and is never settled.',
     'If the facilitator is unavailable the call fails closed with `503 facilitator_unavailable`: ' +
-      'nothing runs and nothing is charged. Retry after the `Retry-After` seconds.',
+      'nothing runs and nothing is charged. Retry after the `Retry-After` seconds. A `503 ' +
+      'overloaded` (every tool worker busy) also comes before the payment is verified: retry the ' +
+      'same request after `Retry-After`. A tool that runs out of its time budget answers `400 ' +
+      'tool_timeout`, never charged.',
   ]
 }
 

@@ -1,7 +1,9 @@
 import type { Context, Hono } from 'hono'
 import { allErrorCodes, type ErrorCodeDoc } from '../../descriptions/error-codes.js'
+import { serviceLimits } from '../../descriptions/limits.js'
 import type { FacilitatorLink } from '../../payment/facilitator.js'
 import type { Rail } from '../../payment/rails.js'
+import type { ToolRunnerOptions } from '../../runner/runner.js'
 import type { ToolDefinition } from '../../tools/types.js'
 import { buildCapabilities } from './capabilities.js'
 import { buildLlmsTxt } from './llms-txt.js'
@@ -22,6 +24,8 @@ export interface DiscoveryDeps {
   link: FacilitatorLink
   /** Largest accepted request body, in bytes. */
   maxBodyBytes: number
+  /** Workers, time budget and queue of the tool runner, published as limits. */
+  runner: Pick<ToolRunnerOptions, 'workers' | 'timeoutMs' | 'queueLimit'>
   /** Every failure `code` (OpenAPI enum, llms.txt); defaults to the service codes. */
   errorCodes?: readonly ErrorCodeDoc[] | undefined
   /** Signatures over the origin by the payTo keys, for /.well-known/x402. */
@@ -65,10 +69,17 @@ function serve(c: Context, body: string, contentType: string, maxAge: number): R
 export function registerDiscovery(app: Hono, deps: DiscoveryDeps): void {
   const errorCodes = deps.errorCodes ?? allErrorCodes()
   const base = { tools: deps.tools, publicBaseUrl: deps.publicBaseUrl }
+  const limits = serviceLimits({ maxBodyBytes: deps.maxBodyBytes, ...deps.runner })
   const openapi = JSON.stringify(
-    buildOpenApi({ ...base, rails: deps.rails, errorCodes, maxBodyBytes: deps.maxBodyBytes }),
+    buildOpenApi({
+      ...base,
+      rails: deps.rails,
+      errorCodes,
+      maxBodyBytes: deps.maxBodyBytes,
+      limits,
+    }),
   )
-  const llms = buildLlmsTxt({ ...base, errorCodes, maxBodyBytes: deps.maxBodyBytes })
+  const llms = buildLlmsTxt({ ...base, errorCodes, maxBodyBytes: deps.maxBodyBytes, limits })
   const wellKnown = JSON.stringify(
     buildWellKnown({ ...base, ownershipProofs: deps.ownershipProofs }),
   )

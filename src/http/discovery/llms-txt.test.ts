@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { echoTool } from '../../../test/helpers/fakes.js'
 import { serviceErrorCodes } from '../../descriptions/error-codes.js'
 import { SERVICE_ERROR_CODES } from '../../descriptions/errors.js'
+import { serviceLimits } from '../../descriptions/limits.js'
 import { catalog } from '../../tools/catalog.js'
 import type { ToolDefinition } from '../../tools/types.js'
 import { buildLlmsTxt, EXAMPLE_PREFIX, llmsExamples } from './llms-txt.js'
@@ -14,6 +15,12 @@ function build(tools: readonly ToolDefinition[]) {
     publicBaseUrl: BASE,
     errorCodes: serviceErrorCodes(),
     maxBodyBytes: 1024 * 1024,
+    limits: serviceLimits({
+      maxBodyBytes: 1024 * 1024,
+      workers: 2,
+      timeoutMs: 2000,
+      queueLimit: 4,
+    }),
   })
 }
 
@@ -28,6 +35,7 @@ describe('llms.txt', () => {
       '## Tools',
       '## Paying over HTTP (x402 v2)',
       '## Paying over MCP',
+      '## Limits',
       '## Error codes',
       '## Links',
       '## Optional',
@@ -57,6 +65,24 @@ describe('llms.txt', () => {
       "Try it: `curl -i -X POST https://tools.example/hash -H 'Content-Type: application/json' " +
         `-d '{"input":"hello world","algorithm":"SHA-256"}'\``,
     )
+  })
+
+  it('states the service-wide limits with their variables and codes, and where the rest are', () => {
+    const section = text.slice(text.indexOf('## Limits'), text.indexOf('## Error codes'))
+    expect(section.split('\n')).toEqual([
+      '## Limits',
+      '',
+      '- Request body (HTTP and MCP): 1 MiB; beyond it `payload_too_large`.',
+      '- Run time of one tool call: 2000 ms (`TOOL_TIMEOUT_MS`); beyond it `tool_timeout`.',
+      '- Paid calls admitted at once (verifying, waiting for a worker or running): 6, 2 workers + 4 ' +
+        'queued (`TOOL_WORKERS`, `TOOL_QUEUE_LIMIT`); beyond it `overloaded`.',
+      '- Per tool: the `Limit:` lines of each tool above; each is checked before the tool runs.',
+      '',
+      'Every limit, with its configuration variable and error code, is listed in `docs/limits.md` ' +
+        'of the service sources.',
+      '',
+      '',
+    ])
   })
 
   it('lists every service error code with its status', () => {

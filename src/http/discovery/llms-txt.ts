@@ -1,5 +1,6 @@
 import type { ErrorCodeDoc } from '../../descriptions/error-codes.js'
 import { toolExample } from '../../descriptions/examples.js'
+import { LIMITS_DOC, type LimitDoc, limitLines } from '../../descriptions/limits.js'
 import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from '../../descriptions/service-info.js'
 import { formatBytes } from '../../tools/limits.js'
 import type { ToolDefinition } from '../../tools/types.js'
@@ -12,6 +13,8 @@ export interface LlmsTxtOptions {
   errorCodes: readonly ErrorCodeDoc[]
   /** Largest accepted request body, in bytes. */
   maxBodyBytes: number
+  /** The service-wide limits of this deployment (body, run time, admission). */
+  limits: readonly LimitDoc[]
 }
 
 /** Prefix of the line that carries a tool's example body; tests find the examples by it. */
@@ -91,6 +94,14 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     '## Paying over MCP',
     '',
     ...mcpPaymentSteps(base).map((step, i) => `${i + 1}. ${step}`),
+    '',
+    '## Limits',
+    '',
+    ...limitLines(options.limits).map((line) => `- ${line}`),
+    '- Per tool: the `Limit:` lines of each tool above; each is checked before the tool runs.',
+    '',
+    `Every limit, with its configuration variable and error code, is listed in \`${LIMITS_DOC}\` ` +
+      'of the service sources.',
     '',
     '## Error codes',
     '',

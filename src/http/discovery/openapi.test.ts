@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { fakeRails } from '../../../test/helpers/fakes.js'
 import { allErrorCodes } from '../../descriptions/error-codes.js'
 import { SERVICE_ERROR_CODES } from '../../descriptions/errors.js'
+import { serviceLimits } from '../../descriptions/limits.js'
 import { catalog } from '../../tools/catalog.js'
 import { TOOL_ERROR_CODES } from '../../tools/errors.js'
 import { buildOpenApi } from './openapi.js'
@@ -19,6 +20,7 @@ const doc = buildOpenApi({
   rails: fakeRails,
   errorCodes: allErrorCodes(),
   maxBodyBytes: 1024 * 1024,
+  limits: serviceLimits({ maxBodyBytes: 1024 * 1024, workers: 2, timeoutMs: 2000, queueLimit: 4 }),
 })
 /** The value at `keys` in the document; throws when a key is missing. */
 function at(...keys: string[]): unknown {

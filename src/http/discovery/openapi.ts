@@ -2,6 +2,7 @@ import { z } from 'zod'
 import type { ErrorCodeDoc } from '../../descriptions/error-codes.js'
 import { toolExample } from '../../descriptions/examples.js'
 import { hoistDefs, toolInputSchema, toolResultSchema } from '../../descriptions/json-schema.js'
+import { LIMITS_DOC, type LimitDoc, limitLines } from '../../descriptions/limits.js'
 import {
   componentStem,
   MCP_PATH,
@@ -29,6 +30,8 @@ export interface OpenApiOptions {
   errorCodes: readonly ErrorCodeDoc[]
   /** Largest accepted body, in bytes (the 413 description). */
   maxBodyBytes: number
+  /** The service-wide limits of this deployment (body, run time, admission). */
+  limits: readonly LimitDoc[]
 }
 
 /** An OpenAPI 3.1 document, as plain JSON. */
@@ -139,8 +142,9 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
   const responses = {
     InvalidRequest: {
       description:
-        'Invalid body (`invalid_json`, `invalid_request` with `issues`) or a tool error (a tool ' +
-        'code with `details`). Never charged: the payment is not settled.',
+        'Invalid body (`invalid_json`, `invalid_request` with `issues`), a tool error (a tool ' +
+        'code with `details`), or a tool that ran out of its time budget (`tool_timeout`). Never ' +
+        'charged: the payment is not settled.',
       content: json(ref('Failure'), {
         example: failure('invalid_request', 'Invalid request: /algorithm Invalid option', {
           issues: [{ path: '/algorithm', message: 'Invalid option' }],
@@ -168,10 +172,13 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
         example: failure('payload_too_large', 'The body exceeds 1 MiB'),
       }),
     },
-    FacilitatorUnavailable: {
+    Unavailable: {
       description:
-        'The payment facilitator is unconfigured or unreachable: fail-closed, nothing ran and ' +
-        'nothing was charged.',
+        'Nothing ran and nothing was charged: the payment facilitator is unconfigured or ' +
+        'unreachable (`facilitator_unavailable`, fail-closed), every tool worker is busy and the ' +
+        'queue is full (`overloaded`, answered before the payment is verified, so the same ' +
+        'payment may be sent again), or the instance is shutting down (`shutting_down`, with ' +
+        '`Connection: close`). Retry after `Retry-After` seconds.',
       headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
       content: json(ref('Failure'), {
         example: failure('facilitator_unavailable', 'Payment facilitator is unavailable'),
@@ -228,7 +235,7 @@ function paidOperation(tool: ToolDefinition, rails: readonly Rail[]) {
         '400': { $ref: '#/components/responses/InvalidRequest' },
         '402': { $ref: '#/components/responses/PaymentRequired' },
         '413': { $ref: '#/components/responses/PayloadTooLarge' },
-        '503': { $ref: '#/components/responses/FacilitatorUnavailable' },
+        '503': { $ref: '#/components/responses/Unavailable' },
       },
       'x-payment-info': paymentInfo(tool, rails),
     },
@@ -442,6 +449,11 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
         'of the input. Payload contents and raw payer addresses are not stored.\n\n' +
         `## Paying over HTTP\n\n${steps(httpPaymentSteps())}\n\n` +
         `## Paying over MCP\n\n${steps(mcpPaymentSteps(base))}\n\n` +
+        `## Limits\n\n${limitLines(options.limits)
+          .map((line) => `- ${line}`)
+          .join('\n')}\n- Per tool: the limits in each operation's description.\n\n` +
+        `Every limit, with its configuration variable and error code: \`${LIMITS_DOC}\` in the ` +
+        'service sources.\n\n' +
         `Every failure is \`{ok: false, error, code}\`; the codes are the \`ErrorCode\` enum. ` +
         `Agents: see ${base}/llms.txt.`,
       'x-guidance': shortGuidance(base),

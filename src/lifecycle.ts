@@ -1,0 +1,54 @@
+import { WRITE_TIMEOUT_MS } from './telemetry/limits.js'
+
+/**
+ * The service's shutdown state, shared by the HTTP drain (which refuses new requests) and the
+ * payment gate (which starts no settlement that could not finish before the deadline).
+ */
+export interface Lifecycle {
+  /** Starts the graceful shutdown; the deadline is SHUTDOWN_TIMEOUT_MS from now. Idempotent. */
+  beginShutdown(): void
+  shuttingDown(): boolean
+  /** Epoch milliseconds by which the process exits; undefined while it serves. */
+  deadline(): number | undefined
+  /**
+   * Whether a settlement may start now: always while serving; during shutdown only if it can
+   * settle (FACILITATOR_TIMEOUT_MS), record the `settled` event (WRITE_TIMEOUT_MS) and reply before
+   * the deadline, so that a payment is never settled without its reply.
+   */
+  canSettle(): boolean
+}
+
+/** Options of {@link createLifecycle}. */
+export interface LifecycleOptions {
+  /** SHUTDOWN_TIMEOUT_MS */
+  shutdownTimeoutMs: number
+  /** FACILITATOR_TIMEOUT_MS: the longest a settlement takes. */
+  facilitatorTimeoutMs: number
+  /** Clock in epoch milliseconds (tests). */
+  now?: () => number
+}
+
+/** Time left for the reply once the `settled` event is written, in milliseconds. */
+const REPLY_MARGIN_MS = 500
+
+/**
+ * Creates the lifecycle state.
+ *
+ * @example
+ * const lifecycle = createLifecycle({ shutdownTimeoutMs: 15000, facilitatorTimeoutMs: 10000 })
+ * process.on('SIGTERM', () => lifecycle.beginShutdown())
+ */
+export function createLifecycle(options: LifecycleOptions): Lifecycle {
+  const now = options.now ?? Date.now
+  let deadline: number | undefined
+  return {
+    beginShutdown() {
+      deadline ??= now() + options.shutdownTimeoutMs
+    },
+    shuttingDown: () => deadline !== undefined,
+    deadline: () => deadline,
+    canSettle: () =>
+      deadline === undefined ||
+      now() + options.facilitatorTimeoutMs + WRITE_TIMEOUT_MS + REPLY_MARGIN_MS <= deadline,
+  }
+}

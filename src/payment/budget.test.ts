@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../config.js'
+import { assertPaidCallBudget, worstPaidCallMs } from './budget.js'
+import { MAX_TIMEOUT_SECONDS } from './facilitator.js'
+
+const bounds = (env: Record<string, string>) => {
+  const c = loadConfig(env)
+  return {
+    facilitatorTimeoutMs: c.facilitatorTimeoutMs,
+    workers: c.toolWorkers,
+    queueLimit: c.toolQueueLimit,
+    timeoutMs: c.toolTimeoutMs,
+    maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+  }
+}
+
+describe('the paid-call budget', () => {
+  it('adds verify, the telemetry write, the longest queue wait, the run and settle', () => {
+    expect(
+      worstPaidCallMs({ facilitatorTimeoutMs: 10_000, workers: 2, queueLimit: 4, timeoutMs: 2000 }),
+    ).toBe(28_000)
+    expect(
+      worstPaidCallMs({ facilitatorTimeoutMs: 1000, workers: 3, queueLimit: 7, timeoutMs: 500 }),
+    ).toBe(1000 + 2000 + 3 * 500 + 500 + 1000)
+  })
+
+  it('accepts the defaults on any number of cores', () => {
+    for (const workers of ['1', '2', '3', '16', '256']) {
+      expect(() => assertPaidCallBudget(bounds({ TOOL_WORKERS: workers }))).not.toThrow()
+    }
+  })
+
+  it('refuses a configuration whose worst case exceeds half the payment validity, naming the numbers', () => {
+    expect(() =>
+      assertPaidCallBudget(bounds({ TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '8' })),
+    ).toThrow(
+      'A paid call could outlive its payment: verify and settle 2 × FACILITATOR_TIMEOUT_MS (20000) ' +
+        '+ the telemetry write (2000) + the wait for a worker ceil(TOOL_QUEUE_LIMIT 8 / TOOL_WORKERS 2) ' +
+        '× TOOL_TIMEOUT_MS 2000 (8000) + the run TOOL_TIMEOUT_MS (2000) = 32000 ms, more than half of ' +
+        'the 60 s a payment stays valid (30000 ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS or ' +
+        'TOOL_QUEUE_LIMIT, or raise TOOL_WORKERS.',
+    )
+    expect(() =>
+      assertPaidCallBudget(bounds({ TOOL_TIMEOUT_MS: '5000', TOOL_WORKERS: '2' })),
+    ).toThrow(/= 37000 ms, more than half/)
+    // Exactly half is accepted.
+    expect(() =>
+      assertPaidCallBudget(bounds({ TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '6' })),
+    ).not.toThrow()
+  })
+})

@@ -1,0 +1,56 @@
+import { worstQueueWaitMs } from '../runner/runner.js'
+import { WRITE_TIMEOUT_MS } from '../telemetry/limits.js'
+
+/** What bounds the duration of a paid call, in milliseconds (and seconds for the payment). */
+export interface PaidCallBounds {
+  /** FACILITATOR_TIMEOUT_MS: bounds verify, and settle. */
+  facilitatorTimeoutMs: number
+  /** TOOL_WORKERS */
+  workers: number
+  /** TOOL_QUEUE_LIMIT */
+  queueLimit: number
+  /** TOOL_TIMEOUT_MS */
+  timeoutMs: number
+  /** PaymentRequirements.maxTimeoutSeconds: how long the signed payment stays valid. */
+  maxTimeoutSeconds: number
+}
+
+/**
+ * The longest a paid call can take between receiving its payment and the end of its settlement,
+ * in milliseconds: verify (FACILITATOR_TIMEOUT_MS), the `verified` telemetry write the gate awaits
+ * (WRITE_TIMEOUT_MS, 2 s), the wait for a worker (at most `ceil(TOOL_QUEUE_LIMIT / TOOL_WORKERS)`
+ * budgets), the run (TOOL_TIMEOUT_MS) and settle (FACILITATOR_TIMEOUT_MS).
+ *
+ * @example
+ * worstPaidCallMs({ facilitatorTimeoutMs: 10000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
+ * // 28000 = 10000 + 2000 + 4000 + 2000 + 10000
+ */
+export function worstPaidCallMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
+  return (
+    2 * bounds.facilitatorTimeoutMs + WRITE_TIMEOUT_MS + worstQueueWaitMs(bounds) + bounds.timeoutMs
+  )
+}
+
+/**
+ * Refuses a configuration under which a paid call could outlive its payment: the worst case of
+ * {@link worstPaidCallMs} must be at most half of `maxTimeoutSeconds`, leaving the other half to
+ * the client (signing, the network) and to the chain. A call whose EIP-3009 authorization expires
+ * before settle is verified, run and then never paid (the case of issue 9).
+ *
+ * @throws {Error} naming the variables and the numbers, when the worst case is longer
+ */
+export function assertPaidCallBudget(bounds: PaidCallBounds): void {
+  const worst = worstPaidCallMs(bounds)
+  const limit = (bounds.maxTimeoutSeconds * 1000) / 2
+  if (worst <= limit) return
+  const rounds = Math.ceil(bounds.queueLimit / bounds.workers)
+  throw new Error(
+    `A paid call could outlive its payment: verify and settle 2 × FACILITATOR_TIMEOUT_MS ` +
+      `(${2 * bounds.facilitatorTimeoutMs}) + the telemetry write (${WRITE_TIMEOUT_MS}) + the wait ` +
+      `for a worker ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers}) × ` +
+      `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS ` +
+      `(${bounds.timeoutMs}) = ${worst} ms, more than half of the ${bounds.maxTimeoutSeconds} s a ` +
+      `payment stays valid (${limit} ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS or ` +
+      'TOOL_QUEUE_LIMIT, or raise TOOL_WORKERS.',
+  )
+}

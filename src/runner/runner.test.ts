@@ -1,0 +1,190 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { logger } from '../logger.js'
+import { catalog } from '../tools/catalog.js'
+import { type ToolDefinition, ToolError } from '../tools/types.js'
+import { OverloadedError, ToolTimeoutError } from './errors.js'
+import { createToolRunner, type ToolRunner, worstQueueWaitMs } from './runner.js'
+
+// Real worker threads. `fixtures` runs the misbehaving tools of test/fixtures/runner-tools.ts
+// through the real worker module; `tools` runs the real catalogue.
+
+const fixtureCatalog = new URL('../../test/fixtures/runner-tools.ts', import.meta.url)
+const fixture = (id: string) => ({ id }) as ToolDefinition
+const tool = (id: string) => catalog.find((t) => t.id === id) as ToolDefinition
+
+let fixtures: ToolRunner
+let tools: ToolRunner
+
+beforeAll(async () => {
+  fixtures = createToolRunner({
+    workers: 1,
+    timeoutMs: 500,
+    queueLimit: 1,
+    catalog: fixtureCatalog,
+  })
+  tools = createToolRunner({ workers: 1, timeoutMs: 2000, queueLimit: 2 })
+  await Promise.all([fixtures.warm(), tools.warm()])
+})
+afterAll(async () => {
+  await Promise.all([fixtures?.close(), tools?.close()])
+})
+afterEach(() => {
+  vi.restoreAllMocks()
+})
+
+/** Admits and runs one call. */
+const run = (runner: ToolRunner, t: ToolDefinition, input: unknown, now = 0) =>
+  runner.admit().run(t, input, now)
+
+const rejection = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+
+describe('the tool runner', () => {
+  it('runs a catalogue tool on a worker and returns its result', async () => {
+    const hash = tool('hash')
+    const input = hash.input.parse({ input: 'abc' })
+    expect(await run(tools, hash, input)).toEqual(hash.run(input, { nowSeconds: () => 0 }))
+    expect(tools.status()).toEqual({ admitted: 0, running: 0, queued: 0, capacity: 3 })
+  })
+
+  it('passes the clock read on the main thread into the worker', async () => {
+    expect(await run(fixtures, fixture('clock'), {}, 1_700_000_000)).toEqual({ now: 1_700_000_000 })
+  })
+
+  it("brings a ToolError back as a ToolError with the tool's code, message and details", async () => {
+    const base64 = tool('base64')
+    const input = base64.input.parse({ mode: 'decode', input: 'ab*d' })
+    let inline: unknown
+    try {
+      base64.run(input, { nowSeconds: () => 0 })
+    } catch (error) {
+      inline = error
+    }
+    const error = await rejection(run(tools, base64, input))
+    expect(error).toBeInstanceOf(ToolError)
+    expect(error).toEqual(inline)
+    expect({ ...(error as ToolError) }).toEqual({ ...(inline as ToolError) })
+    expect((error as ToolError).message).toBe((inline as ToolError).message)
+
+    const refused = await rejection(run(fixtures, fixture('refuse'), {}))
+    expect(refused).toBeInstanceOf(ToolError)
+    expect(refused).toMatchObject({
+      code: 'invalid_hex',
+      message: 'odd number of digits',
+      details: { offset: 3, field: '/input' },
+    })
+  })
+
+  it('turns any other error into tool_failed, logged by its name only', async () => {
+    const log = vi.spyOn(logger, 'error').mockImplementation(() => undefined)
+    const error = await rejection(run(fixtures, fixture('range'), {}))
+    expect(error).toBeInstanceOf(ToolError)
+    expect(error).toMatchObject({
+      code: 'tool_failed',
+      message: 'The tool failed on this input; nothing was charged',
+    })
+    expect(log.mock.calls).toEqual([
+      [{ tool: 'range', err: 'RangeError' }, 'tool threw an unexpected error'],
+    ])
+  })
+
+  it('turns a worker that dies into tool_failed and keeps serving', async () => {
+    vi.spyOn(logger, 'error').mockImplementation(() => undefined)
+    const error = await rejection(run(fixtures, fixture('exit'), {}))
+    expect(error).toMatchObject({ code: 'tool_failed' })
+    expect(await run(fixtures, fixture('echo'), { n: 1 })).toEqual({ input: { n: 1 } })
+  })
+
+  it('stops a call at its budget with ToolTimeoutError, replaces the worker, serves the next', async () => {
+    const started = performance.now()
+    const error = await rejection(run(fixtures, fixture('spin'), {}))
+    expect(error).toBeInstanceOf(ToolTimeoutError)
+    expect(error).toMatchObject({
+      code: 'tool_timeout',
+      budgetMs: 500,
+      message:
+        'The tool did not finish within its 500 ms budget and was stopped; nothing was charged',
+    })
+    expect(performance.now() - started).toBeGreaterThanOrEqual(490)
+    expect(await run(fixtures, fixture('echo'), { n: 2 })).toEqual({ input: { n: 2 } })
+    expect(fixtures.status()).toEqual({ admitted: 0, running: 0, queued: 0, capacity: 2 })
+  })
+
+  it('admits at most workers + queue limit calls, refusing the next with OverloadedError', async () => {
+    const first = fixtures.admit()
+    const second = fixtures.admit()
+    const refused = (() => {
+      try {
+        fixtures.admit()
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(refused).toBeInstanceOf(OverloadedError)
+    expect(refused).toMatchObject({ code: 'overloaded', retryAfterSeconds: 1 })
+    expect(fixtures.status()).toEqual({ admitted: 2, running: 0, queued: 0, capacity: 2 })
+
+    // One worker: the second call waits in the queue while the first sleeps.
+    const sleeping = first.run(fixture('sleep'), { n: 200 }, 0)
+    const queued = second.run(fixture('echo'), { n: 3 }, 0)
+    expect(fixtures.status()).toEqual({ admitted: 2, running: 1, queued: 1, capacity: 2 })
+    expect(await sleeping).toEqual({ slept: 200 })
+    expect(await queued).toEqual({ input: { n: 3 } })
+    expect(fixtures.status()).toEqual({ admitted: 0, running: 0, queued: 0, capacity: 2 })
+
+    // A reservation given back without running frees its place.
+    const held = fixtures.admit()
+    fixtures.admit().release()
+    held.release()
+    held.release()
+    expect(fixtures.status().admitted).toBe(0)
+  })
+
+  it('bounds the wait for a worker by ceil(queue / workers) budgets', () => {
+    expect(worstQueueWaitMs({ workers: 2, queueLimit: 8, timeoutMs: 2000 })).toBe(8000)
+    expect(worstQueueWaitMs({ workers: 3, queueLimit: 4, timeoutMs: 1000 })).toBe(2000)
+    expect(worstQueueWaitMs({ workers: 1, queueLimit: 0, timeoutMs: 1000 })).toBe(0)
+  })
+})
+
+describe('the workers regex engine', () => {
+  const validate = tool('json-validate')
+  const call = (pattern: string, value: string) =>
+    run(tools, validate, validate.input.parse({ value, schema: { type: 'string', pattern } }))
+
+  it('answers a catastrophic pattern of linear-engine syntax instead of backtracking for minutes', async () => {
+    // On the main thread this test takes about 40 s (V8 backtracks 2^30 ways); the budget is 2 s.
+    expect(await call('^(a+)+$', `${'a'.repeat(30)}!`)).toEqual({
+      valid: false,
+      error_count: 1,
+      truncated: false,
+      errors: [
+        {
+          instanceLocation: '',
+          keyword: 'pattern',
+          keywordLocation: '/pattern',
+          error: 'String does not match pattern.',
+        },
+      ],
+    })
+    expect(await call('^(a+)+$', 'a'.repeat(30))).toMatchObject({ valid: true })
+  })
+
+  it('keeps ECMA-262 semantics: a backreference still backtracks, and is stopped at the budget', async () => {
+    expect(await rejection(call('^(a*)*\\1$', `${'a'.repeat(28)}!`))).toBeInstanceOf(
+      ToolTimeoutError,
+    )
+    expect(await call('^(a*)*\\1$', 'aaaa')).toMatchObject({ valid: true })
+  })
+})
+
+describe('a closed runner', () => {
+  it('refuses new calls and fails queued ones', async () => {
+    const runner = createToolRunner({ workers: 1, timeoutMs: 500, queueLimit: 1 })
+    await runner.close()
+    expect(() => runner.admit()).toThrow(OverloadedError)
+  })
+})

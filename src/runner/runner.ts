@@ -1,0 +1,331 @@
+import { fileURLToPath } from 'node:url'
+import { Piscina } from 'piscina'
+import { logger } from '../logger.js'
+import { type ToolDefinition, ToolError } from '../tools/types.js'
+import { OverloadedError, ToolTimeoutError } from './errors.js'
+import { PING, type TaskOutcome, type ToolTask, type WorkerTask } from './task.js'
+
+/** Options of {@link createToolRunner}. */
+export interface ToolRunnerOptions {
+  /** Worker threads, each running one tool call at a time (TOOL_WORKERS). */
+  workers: number
+  /** Time budget of one call, from its start on a worker, in milliseconds (TOOL_TIMEOUT_MS). */
+  timeoutMs: number
+  /** Calls admitted beyond one per worker (TOOL_QUEUE_LIMIT); see {@link ToolRunner.admit}. */
+  queueLimit: number
+  /** A module exporting `catalog` to run instead of the tool catalogue (unit tests only). */
+  catalog?: URL
+}
+
+/**
+ * Capacity reserved for one call by {@link ToolRunner.admit}. `run` may be called once; the
+ * reservation ends when the run ends, or at `release()` for a call that never runs (its payment
+ * failed to verify). `release()` is idempotent.
+ */
+export interface Admission {
+  /**
+   * Runs the tool on a worker under the time budget.
+   *
+   * @param tool - a catalogue tool (the worker looks it up by `id`)
+   * @param input - its parsed input: plain JSON, structured-cloned to the worker
+   * @param nowSeconds - the tools' clock for this call, in Unix seconds
+   * @returns the tool result
+   * @throws {ToolError} the tool's own refusal (same code, message and details), or `tool_failed`
+   *   for anything else that went wrong in the worker (a bug, a crash)
+   * @throws {ToolTimeoutError} the budget ran out; the worker was terminated and replaced
+   */
+  run(tool: ToolDefinition, input: unknown, nowSeconds: number): Promise<unknown>
+  release(): void
+}
+
+/** What the runner is doing right now. */
+export interface RunnerStatus {
+  /** Calls holding a reservation: waiting for verify, queued or running. */
+  admitted: number
+  running: number
+  queued: number
+  /** Most calls admitted at once: workers + queue limit. */
+  capacity: number
+}
+
+/**
+ * Runs catalogue tools on a pool of worker threads (piscina) under a time budget, so that no
+ * input can hold the service's event loop. Knows nothing of payment: the gate reserves capacity
+ * with {@link admit} before it verifies a payment, then runs the tool with the admission.
+ */
+export interface ToolRunner {
+  /**
+   * Reserves capacity for one call. At most `workers + queueLimit` calls hold a reservation at
+   * once, so a call admitted before its payment is verified is never refused after, and a call
+   * waits for a worker at most {@link worstQueueWaitMs}.
+   *
+   * @throws {OverloadedError} when every reservation is taken (or the runner is closed)
+   */
+  admit(): Admission
+  /**
+   * Starts the threads and waits until each has loaded the tools (the first call does it too).
+   *
+   * @throws {Error} when the worker threads cannot start
+   */
+  warm(): Promise<void>
+  status(): RunnerStatus
+  /** Stops the workers; queued calls fail with `tool_failed`. Call after in-flight calls ended. */
+  close(): Promise<void>
+  readonly options: Readonly<ToolRunnerOptions>
+}
+
+/**
+ * The longest a call admitted by {@link ToolRunner.admit} can wait for a worker, in milliseconds:
+ * `ceil(queueLimit / workers) × timeoutMs`. At most `queueLimit` calls are ahead of it (every
+ * admitted call beyond the running ones), and each worker takes a new call at least once per
+ * budget, since a call that reaches its budget is stopped.
+ *
+ * @example worstQueueWaitMs({ workers: 2, queueLimit: 8, timeoutMs: 2000 }) // 8000
+ */
+export function worstQueueWaitMs(
+  options: Pick<ToolRunnerOptions, 'workers' | 'queueLimit' | 'timeoutMs'>,
+): number {
+  return Math.ceil(options.queueLimit / options.workers) * options.timeoutMs
+}
+
+/** A call waiting for a worker. */
+interface Job {
+  task: ToolTask
+  resolve(result: unknown): void
+  reject(error: unknown): void
+  /** Ends its admission. */
+  done(): void
+}
+
+/**
+ * The worker module piscina loads, and what it needs to find the tool worker. From `dist/`
+ * (`npm start`) that is worker.js itself; from TypeScript sources (vitest, `tsx` in `npm run
+ * dev`) it is ts-worker.mjs, which registers tsx in the thread, then imports worker.ts.
+ */
+function workerModule(): { filename: string; worker?: string } {
+  const here = import.meta.url
+  if (!here.endsWith('.ts')) return { filename: fileURLToPath(new URL('./worker.js', here)) }
+  return {
+    filename: fileURLToPath(new URL('./ts-worker.mjs', here)),
+    worker: new URL('./worker.ts', here).href,
+  }
+}
+
+/**
+ * Creates the runner. Its threads start with {@link ToolRunner.warm} or the first call, so that
+ * assembling a service (tests do it often) starts none.
+ *
+ * Our own admission and queue in front of piscina, which gets at most one call per worker: the
+ * budget must count from the start of a call on a worker (a budget counted in piscina's queue
+ * would let a call time out without having run), and capacity must be reserved before the payment
+ * is verified, while piscina's `maxQueue` can only refuse a call at submission, after verify.
+ *
+ * A call is handed to piscina only when a thread that has loaded the tools is idle, so its budget
+ * counts the run, not a thread's start: every thread answers a ping before the first call (the
+ * warm-up), and a thread that replaces a stopped or crashed one counts once piscina reports it
+ * ready. The pool holds one thread more than `workers`, a standby, so that the call after a
+ * timeout does not wait for the replacement to start (about 0.3 s from `dist/`, longer from
+ * TypeScript sources).
+ *
+ * @example
+ * const runner = createToolRunner({ workers: 2, timeoutMs: 2000, queueLimit: 8 })
+ * const admission = runner.admit()
+ * const result = await admission.run(hashTool, { input: 'abc', algorithm: 'SHA-256' }, 1700000000)
+ * await runner.close()
+ */
+export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
+  const capacity = options.workers + options.queueLimit
+  const retryAfterSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000))
+  const waiting: Job[] = []
+  let admitted = 0
+  let running = 0
+  let closed = false
+  let pool: Piscina<WorkerTask, TaskOutcome | null> | undefined
+  let warming: Promise<void> | undefined
+  let warm = false
+  /** Thread ids of the threads that have loaded the tools. */
+  const ready = new Set<number>()
+
+  function startPool(): Promise<void> {
+    const { filename, worker } = workerModule()
+    const threads = options.workers + 1
+    const created = new Piscina<WorkerTask, TaskOutcome | null>({
+      filename,
+      minThreads: threads,
+      maxThreads: threads,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      workerData: {
+        ...(worker ? { worker } : {}),
+        ...(options.catalog ? { catalog: options.catalog.href } : {}),
+      },
+    })
+    // A worker that dies between calls: piscina replaces it; an unhandled 'error' would throw.
+    created.on('error', (error: unknown) => {
+      logger.error(
+        { err: error instanceof Error ? error.name : typeof error },
+        'tool worker failed',
+      )
+    })
+    // The first threads report 'workerCreate' at once, before they loaded anything: they count
+    // after the warm-up. A replacement reports it once it has loaded the tools.
+    const starting = new Set<number>()
+    created.on('workerCreate', ({ id }: { id: number }) => {
+      if (!warm) {
+        starting.add(id)
+        return
+      }
+      // After piscina has filed it among its ready threads (it does once this event returns);
+      // before that, piscina would queue the call and may hand it to a thread still starting.
+      setImmediate(() => {
+        if (pool !== created) return
+        ready.add(id)
+        dispatch()
+      })
+    })
+    pool = created
+    // One ping per thread: piscina gives each idle thread one task, and a thread answers once it
+    // has loaded the tools.
+    return Promise.all(Array.from({ length: threads }, () => created.run(PING))).then(
+      () => {
+        for (const id of starting) ready.add(id)
+        starting.clear()
+        warm = true
+        dispatch()
+      },
+      (error: unknown) => {
+        logger.error(
+          { err: error instanceof Error ? error.name : typeof error },
+          'tool workers failed to start',
+        )
+        pool = undefined
+        warming = undefined
+        created.destroy().catch(() => {})
+        for (const job of waiting.splice(0)) finishJob(job, failed(job.task.tool, 'WorkerStart'))
+        throw error
+      },
+    )
+  }
+
+  function warmUp(): Promise<void> {
+    if (closed) return Promise.resolve()
+    warming ??= startPool()
+    return warming
+  }
+
+  function admit(): Admission {
+    if (closed || admitted >= capacity) throw new OverloadedError(retryAfterSeconds)
+    admitted++
+    let held = true
+    let used = false
+    const release = () => {
+      if (!held) return
+      held = false
+      admitted--
+    }
+    return {
+      release,
+      run(tool, input, nowSeconds) {
+        if (used || !held) return Promise.reject(new Error('this admission was already used'))
+        used = true
+        return new Promise((resolve, reject) => {
+          waiting.push({
+            task: { tool: tool.id, input, nowSeconds },
+            resolve,
+            reject,
+            done: release,
+          })
+          if (warm) dispatch()
+          else warmUp().catch(() => {})
+        })
+      },
+    }
+  }
+
+  /** Ready threads that still exist (a thread that exited reports no usable id on the way out). */
+  function readyThreads(): number {
+    const live = new Set(pool?.threads.map((thread) => thread.threadId))
+    for (const id of ready) if (!live.has(id)) ready.delete(id)
+    return ready.size
+  }
+
+  function dispatch(): void {
+    const threads = readyThreads()
+    while (
+      warm &&
+      !closed &&
+      running < options.workers &&
+      running < threads &&
+      waiting.length > 0
+    ) {
+      start(waiting.shift() as Job)
+    }
+    // piscina stops replacing threads once one fails while starting: with none left, start over.
+    if (warm && !closed && waiting.length > 0 && threads === 0 && pool?.threads.length === 0) {
+      logger.error('tool workers are gone; starting new ones')
+      const dead = pool
+      pool = undefined
+      warming = undefined
+      warm = false
+      dead.destroy().catch(() => {})
+      warmUp().catch(() => {})
+    }
+  }
+
+  function finishJob(job: Job, error: unknown, result?: unknown): void {
+    job.done()
+    if (error === undefined) job.resolve(result)
+    else job.reject(error)
+  }
+
+  function start(job: Job): void {
+    running++
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(), options.timeoutMs)
+    const end = (error: unknown, result?: unknown) => {
+      clearTimeout(timer)
+      running--
+      finishJob(job, error, result)
+      dispatch()
+    }
+    ;(pool as Piscina<WorkerTask, TaskOutcome | null>)
+      .run(job.task, { signal: controller.signal })
+      .then(
+        (outcome) => {
+          if (!outcome) end(failed(job.task.tool, 'NoOutcome'))
+          else if (outcome.ok) end(undefined, outcome.result)
+          else if ('error' in outcome) {
+            const { code, message, details } = outcome.error
+            end(new ToolError(code, message, details))
+          } else end(failed(job.task.tool, outcome.crash))
+        },
+        (error: unknown) => {
+          end(
+            controller.signal.aborted
+              ? new ToolTimeoutError(options.timeoutMs)
+              : failed(job.task.tool, error instanceof Error ? error.name : typeof error),
+          )
+        },
+      )
+  }
+
+  return {
+    admit,
+    warm: warmUp,
+    status: () => ({ admitted, running, queued: waiting.length, capacity }),
+    async close() {
+      closed = true
+      for (const job of waiting.splice(0)) finishJob(job, failed(job.task.tool, 'RunnerClosed'))
+      const closing = pool
+      pool = undefined
+      await closing?.destroy()
+    },
+    options: { ...options },
+  }
+}
+
+/** `tool_failed`, logged by error name only: a message may quote the input. */
+function failed(tool: string, name: string): ToolError {
+  logger.error({ tool, err: name }, 'tool threw an unexpected error')
+  return new ToolError('tool_failed', 'The tool failed on this input; nothing was charged')
+}

@@ -1,0 +1,38 @@
+import type { ToolErrorCode } from '../tools/errors.js'
+
+/**
+ * One tool call as posted to a worker (structured-cloned): the tool id, its parsed input (plain
+ * JSON, defaults applied) and the clock, read on the main thread so that a test's fixed clock
+ * reaches the worker.
+ *
+ * @example { tool: 'hash', input: { input: 'abc', algorithm: 'SHA-256' }, nowSeconds: 1700000000 }
+ */
+export interface ToolTask {
+  /** `ToolDefinition.id` in the catalogue the worker loaded. */
+  tool: string
+  input: unknown
+  /** The tools' clock (`ToolEnv.nowSeconds`) for this call, in whole Unix seconds. */
+  nowSeconds: number
+}
+
+/** A `ToolError` as plain data: error classes do not survive the structured clone. */
+export interface ToolErrorData {
+  code: ToolErrorCode
+  message: string
+  details?: Record<string, unknown>
+}
+
+/**
+ * What a worker answers: the result, the tool's refusal (a `ToolError`), or the name of anything
+ * else the tool threw (a bug; its message may quote the input, so only the name travels).
+ */
+export type TaskOutcome =
+  | { ok: true; result: unknown }
+  | { ok: false; error: ToolErrorData }
+  | { ok: false; crash: string }
+
+/** The warm-up task: a worker answers it with `null` once it has loaded the tools. */
+export const PING = 'ping'
+
+/** What the runner posts to a worker. */
+export type WorkerTask = ToolTask | typeof PING
