@@ -11,11 +11,15 @@ import { createTelemetry } from './telemetry/index.js'
  * Graceful shutdown on SIGTERM and SIGINT, within SHUTDOWN_TIMEOUT_MS:
  * 1. stop accepting connections; new requests on kept-alive sockets get `503 shutting_down` with
  *    `Connection: close`;
- * 2. let the requests in flight finish, settlement included (the gate starts no settlement that
- *    could not finish before the deadline, so a payment is never settled without its reply);
+ * 2. let the requests in flight finish and their responses be written, settlement included (the
+ *    gate starts no settlement that could not finish before the deadline, so a payment is never
+ *    settled without its reply);
  * 3. close the idle sockets, stop the tool workers, flush telemetry and close its store;
  * 4. exit 0, or exit 1 with a log line when the deadline passes first.
  */
+/** How long sockets may take to close once every response is written, in milliseconds. */
+const CLOSE_GRACE_MS = 1000
+
 async function main(): Promise<void> {
   const config = loadConfig()
   logger.level = config.logLevel
@@ -51,6 +55,18 @@ async function main(): Promise<void> {
   // Warm the facilitator link so the first 402 is fast; failures are logged and retried lazily.
   service.link.ready().catch(() => {})
 
+  // Responses not yet written out. Hono's handler returns before @hono/node-server writes the
+  // response, so only the socket level knows when a reply (a settled call's above all) is sent.
+  let responding = 0
+  let written: (() => void) | undefined
+  server.on('request', (_request, response) => {
+    responding++
+    response.once('close', () => {
+      responding--
+      if (responding === 0) written?.()
+    })
+  })
+
   const stop = async (signal: string) => {
     if (service.lifecycle.shuttingDown()) return
     service.lifecycle.beginShutdown()
@@ -66,10 +82,14 @@ async function main(): Promise<void> {
       )
       process.exit(1)
     }, config.shutdownTimeoutMs).unref()
+    // Stops listening and closes idle keep-alive sockets; the others close after their response,
+    // which carries `Connection: close`.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-    await service.drain.idle()
-    server.closeAllConnections()
+    if (responding > 0) await new Promise<void>((resolve) => (written = resolve))
+    // Every response is written: a socket still open is idle or slow to close; give it a moment.
+    const grace = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS)
     await closed
+    clearTimeout(grace)
     await service.close()
     await telemetry.close()
     logger.info({ signal }, 'shut down')

@@ -169,6 +169,29 @@ describe('MCP paid calls on the devnet', () => {
     expect(await payToBalance('evm')).toBe(payToBefore + 1000n)
   })
 
+  it('stops a tool at its time budget: tool_timeout, nothing charged, as over HTTP', async () => {
+    const payer = stack.evm.payers[1]?.address as `0x${string}`
+    const payerBefore = await stack.evm.usdcBalance(payer)
+    const payToBefore = await payToBalance('evm')
+    // A backreference: V8's linear engine cannot run it, so it backtracks until it is stopped.
+    const args = { value: `${'a'.repeat(28)}!`, schema: { type: 'string', pattern: '^(a*)*\\1$' } }
+    const { payment } = await signPayment('payload_json_validate', args, 'evm', 1)
+    events.length = 0
+    const result = await call('payload_json_validate', args, payment)
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toEqual({
+      ok: false,
+      code: 'tool_timeout',
+      error:
+        'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',
+    })
+    expect(codeOf(result)).toBe('tool_timeout')
+    expect(result._meta?.['x402/payment-response']).toBeUndefined()
+    expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
+    expect(await stack.evm.usdcBalance(payer)).toBe(payerBefore)
+    expect(await payToBalance('evm')).toBe(payToBefore)
+  })
+
   it('rejects invalid arguments of a paid call without charging', async () => {
     const before = await payToBalance('solana')
     const { payment } = await signPayment('payload_pipeline', {}, 'solana', 1)

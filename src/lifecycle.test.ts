@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest'
+import { createLifecycle } from './lifecycle.js'
+
+describe('the lifecycle', () => {
+  it('lets a settlement start during shutdown only if it can settle, record and reply in time', () => {
+    let now = 1_000_000
+    const lifecycle = createLifecycle({
+      shutdownTimeoutMs: 15_000,
+      facilitatorTimeoutMs: 10_000,
+      now: () => now,
+    })
+    expect(lifecycle.shuttingDown()).toBe(false)
+    expect(lifecycle.deadline()).toBeUndefined()
+    expect(lifecycle.canSettle()).toBe(true)
+
+    lifecycle.beginShutdown()
+    expect(lifecycle.shuttingDown()).toBe(true)
+    expect(lifecycle.deadline()).toBe(1_015_000)
+    // 10 s settle + 2 s telemetry write + 0.5 s to reply must fit in the 15 s left.
+    now += 2_500
+    expect(lifecycle.canSettle()).toBe(true)
+    now += 1
+    expect(lifecycle.canSettle()).toBe(false)
+
+    // A second signal keeps the first deadline.
+    lifecycle.beginShutdown()
+    expect(lifecycle.deadline()).toBe(1_015_000)
+  })
+})

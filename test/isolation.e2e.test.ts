@@ -1,0 +1,207 @@
+import { x402HTTPClient } from '@x402/core/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { DevStack } from '../src/devnet/stack.js'
+import type { PaymentEvent } from '../src/payment/gate.js'
+import { findToolByPath } from '../src/tools/catalog.js'
+import type { ToolEnv } from '../src/tools/types.js'
+import {
+  BACKREFERENCE,
+  HOSTILE_CALLS,
+  type HostileCall,
+  MAX_PIPELINE,
+  MAX_TEXT_DIFF,
+  NESTED_QUANTIFIER,
+} from './fixtures/hostile.js'
+import { type PayerKeys, paidFetch, payerClient } from './helpers/clients.js'
+import { json } from './helpers/json.js'
+import { payerKeys, payToBalance } from './helpers/rails.js'
+import { type DevService, type RunningService, startDevService } from './helpers/service.js'
+
+// Issue 9, "No call can hold the service", end to end: the devnet (anvil, the official
+// facilitator), the service over HTTP with its worker pool (2 workers, the 2 s default budget),
+// and the official client paying for hostile inputs.
+
+const clock: ToolEnv = { nowSeconds: () => 1_700_000_000 }
+let dev: DevService
+let stack: DevStack
+let svc: RunningService
+let events: PaymentEvent[]
+
+beforeAll(async () => {
+  dev = await startDevService({ payers: 3, clock, env: { TOOL_WORKERS: '2' } })
+  ;({ stack, svc, events } = dev)
+  // Thread start-up (tsx compiles the tools in each thread) is not what these tests measure.
+  await svc.service.runner.warm()
+})
+afterAll(() => dev?.stop())
+
+const payer = (index: number) => stack.evm.payers[index]?.address as `0x${string}`
+const balances = async (index: number) => ({
+  payer: await stack.evm.usdcBalance(payer(index)),
+  payTo: await payToBalance(stack, 'evm'),
+})
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${svc.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  })
+
+/** The PAYMENT-SIGNATURE of a call, signed by the official client from the real 402. */
+async function sign(keys: PayerKeys, call: HostileCall): Promise<string> {
+  const unpaid = await post(call.path, call.body)
+  expect(unpaid.status).toBe(402)
+  const http = new x402HTTPClient(await payerClient(keys, 'evm'))
+  const payload = await http.createPaymentPayload(
+    http.getPaymentRequiredResponse((name) => unpaid.headers.get(name)),
+  )
+  return http.encodePaymentSignatureHeader(payload)['PAYMENT-SIGNATURE'] as string
+}
+
+/** One probe of a free path while the hostile calls run: its status and time in milliseconds. */
+interface Probe {
+  path: string
+  status: number
+  ms: number
+}
+
+/** Probes /health, an unpaid 402 and /stats in turn until `done` settles. */
+async function probeUntil(done: Promise<unknown>): Promise<Probe[]> {
+  let finished = false
+  done.finally(() => {
+    finished = true
+  })
+  const probes: Probe[] = []
+  const targets = [
+    () => fetch(`${svc.baseUrl}/health`),
+    () => post('/hash', { input: 'probe' }),
+    () => fetch(`${svc.baseUrl}/stats`),
+  ]
+  for (let i = 0; !finished; i++) {
+    const started = performance.now()
+    const res = await (targets[i % targets.length] as () => Promise<Response>)()
+    await res.arrayBuffer()
+    probes.push({
+      path: new URL(res.url).pathname,
+      status: res.status,
+      ms: performance.now() - started,
+    })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return probes
+}
+
+/** Every probe answered as it should, each well within a second while hostile calls ran. */
+function expectResponsive(probes: Probe[]) {
+  expect(probes.length).toBeGreaterThanOrEqual(6)
+  const expected: Record<string, number> = { '/health': 200, '/hash': 402, '/stats': 503 }
+  for (const probe of probes) {
+    expect(probe.status, probe.path).toBe(expected[probe.path])
+    expect(probe.ms, probe.path).toBeLessThan(1000)
+  }
+}
+
+describe('tool calls that would hold the service', () => {
+  it('answers the nested-quantifier pattern at once (V8 linear fallback) and charges its price', async () => {
+    const before = await balances(0)
+    const pay = await paidFetch(payerKeys(stack, 'evm', 0))
+    const res = await pay(`${svc.baseUrl}/json-validate`, {
+      method: 'POST',
+      body: JSON.stringify(NESTED_QUANTIFIER.body),
+    })
+    expect(res.status).toBe(200)
+    expect(await json(res)).toEqual({
+      ok: true,
+      result: {
+        valid: false,
+        error_count: 1,
+        truncated: false,
+        errors: [
+          {
+            instanceLocation: '',
+            keyword: 'pattern',
+            keywordLocation: '/pattern',
+            error: 'String does not match pattern.',
+          },
+        ],
+      },
+    })
+    const after = await balances(0)
+    expect(before.payer - after.payer).toBe(1000n)
+    expect(after.payTo - before.payTo).toBe(1000n)
+  })
+
+  it('stops the backreference at its budget: 400 tool_timeout, nothing charged, /health served meanwhile', async () => {
+    const before = await balances(1)
+    events.length = 0
+    const header = await sign(payerKeys(stack, 'evm', 1), BACKREFERENCE)
+    const started = performance.now()
+    const call = post(BACKREFERENCE.path, BACKREFERENCE.body, { 'PAYMENT-SIGNATURE': header })
+    const probes = await probeUntil(call)
+    const res = await call
+    expect(res.status).toBe(400)
+    expect(await json(res)).toEqual({
+      ok: false,
+      code: 'tool_timeout',
+      error:
+        'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',
+    })
+    expect(res.headers.get('payment-response')).toBeNull()
+    expect(performance.now() - started).toBeGreaterThanOrEqual(2000)
+    expect(await balances(1)).toEqual(before)
+    expect(events.map((e) => [e.tool, e.outcome])).toEqual([
+      ['json-validate', 'verified'],
+      ['json-validate', 'tool_failed_unsettled'],
+    ])
+    expectResponsive(probes)
+    // The payment was released, not spent: the same signature pays for a call that finishes.
+    const retry = await post(NESTED_QUANTIFIER.path, NESTED_QUANTIFIER.body, {
+      'PAYMENT-SIGNATURE': header,
+    })
+    expect(retry.status).toBe(200)
+    expect((await balances(1)).payer).toBe(before.payer - 1000n)
+  })
+
+  it('keeps /health, the 402 and /stats responsive and serves an honest call under 4 hostile calls', async () => {
+    const keys = payerKeys(stack, 'evm', 2)
+    const before = await balances(2)
+    const headers: string[] = []
+    for (const call of HOSTILE_CALLS) headers.push(await sign(keys, call))
+    const hostile = HOSTILE_CALLS.map((call, i) =>
+      post(call.path, call.body, { 'PAYMENT-SIGNATURE': headers[i] as string }),
+    )
+    const pay = await paidFetch(keys)
+    const honest = pay(`${svc.baseUrl}/hash`, { method: 'POST', body: '{"input":"abc"}' })
+    const all = Promise.all([...hostile, honest])
+    const probes = await probeUntil(all)
+    const responses = await all
+    const bodies = await Promise.all(responses.map((r) => json(r)))
+
+    const honestBody = bodies[4] as { result: { hex: string } }
+    expect(responses[4]?.status).toBe(200)
+    expect(honestBody.result.hex).toBe(
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    )
+    const outcome = (call: HostileCall) => {
+      const i = HOSTILE_CALLS.indexOf(call)
+      return responses[i]?.status === 200 ? 200 : bodies[i]?.code
+    }
+    expect(outcome(NESTED_QUANTIFIER)).toBe(200)
+    expect(outcome(BACKREFERENCE)).toBe('tool_timeout')
+    // 12 percent-encodings of 1 MiB take about 16 s of CPU: far beyond the budget.
+    expect(outcome(MAX_PIPELINE)).toBe('tool_timeout')
+    // About 1.4 s of CPU: done or stopped, depending on the machine's load; charged only if done.
+    expect([200, 'tool_timeout']).toContain(outcome(MAX_TEXT_DIFF))
+
+    // The payer paid exactly the prices of the calls that answered 200, and payTo got them.
+    const charged = responses.reduce((sum, res, i) => {
+      const path = i < HOSTILE_CALLS.length ? (HOSTILE_CALLS[i] as HostileCall).path : '/hash'
+      return res.status === 200 ? sum + BigInt(findToolByPath(path)?.price ?? 0) : sum
+    }, 0n)
+    const after = await balances(2)
+    expect(before.payer - after.payer).toBe(charged)
+    expect(after.payTo - before.payTo).toBe(charged)
+    expectResponsive(probes)
+  })
+})
