@@ -4,6 +4,7 @@
  * Results are printed as Markdown; bench/README.md records a run.
  */
 import { logger } from '../src/logger.js'
+import { benchHostile } from './hostile.js'
 import { benchLoad } from './load.js'
 import { benchPaid } from './paid.js'
 import { benchTools } from './tools.js'
@@ -24,6 +25,9 @@ async function main(): Promise<void> {
 
   out('\n## Paid round trip on the devnet (official client, sequential, median)\n')
   out(await benchPaid(quick ? 5 : 20))
+
+  out('\n## Hostile load: the worker pool, the event loop and /health (issue 9)\n')
+  out(await benchHostile(quick ? 4 : 10, quick))
 }
 
 main().then(

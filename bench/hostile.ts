@@ -1,0 +1,437 @@
+/**
+ * The hostile-load section of `npm run bench` (issue 9, "No call can hold the service"):
+ *
+ * 1. what the worker pool costs, in process: a paid call through the gate (scripted facilitator)
+ *    with the tool run inline vs on the pool, the runner's round trip alone, and the structured
+ *    clone of a 1 MiB input;
+ * 2. the event loop and `GET /health` with and without 4 hostile calls running at once, the
+ *    service in a child process (its event-loop delay measured there with
+ *    `perf_hooks.monitorEventLoopDelay`), the load generator here;
+ * 3. how long each hostile call takes to answer, alone.
+ *
+ * The child serves the real app, catalogue and worker pool (TOOL_WORKERS, TOOL_TIMEOUT_MS and
+ * TOOL_QUEUE_LIMIT at their defaults) over a scripted facilitator that accepts every payment at
+ * once, so that only our own work is measured.
+ *
+ * `npx tsx bench/hostile.ts [--seconds N]` runs the section alone.
+ */
+import { type ChildProcess, fork } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http'
+import type { PaymentPayload } from '@x402/core/types'
+import autocannon from 'autocannon'
+import { loadConfig } from '../src/config.js'
+import { createApp } from '../src/http/app.js'
+import { logger } from '../src/logger.js'
+import { createToolRunner, type ToolRunner } from '../src/runner/runner.js'
+import { createTelemetry } from '../src/telemetry/index.js'
+import { catalog, findToolByPath } from '../src/tools/catalog.js'
+import type { ToolDefinition } from '../src/tools/types.js'
+import {
+  BACKREFERENCE,
+  HOSTILE_CALLS,
+  type HostileCall,
+  MAX_PIPELINE,
+  MAX_TEXT_DIFF,
+  NESTED_QUANTIFIER,
+} from '../test/fixtures/hostile.js'
+import { fakeGate, inlineRunner } from '../test/helpers/fakes.js'
+import { listen } from './http.js'
+import { median, table, us } from './measure.js'
+
+/** Targets of issue 9. */
+const MAX_DELAY_TARGET_MS = 20
+const HEALTH_P99_TARGET_MS = 50
+/** /health load: a steady rate, so that latency shows responsiveness, not saturation. */
+const HEALTH_RATE = 200
+const HEALTH_CONNECTIONS = 4
+
+const hash = findToolByPath('/hash') as ToolDefinition
+
+// ---------------------------------------------------------------------------------------------
+// 1. Pool overhead, in process
+
+/** Median microseconds per call of an async function, `rounds` rounds of `n` sequential calls. */
+async function timeAsync(fn: (i: number) => Promise<unknown>, n: number, rounds = 5) {
+  for (let i = 0; i < n; i++) await fn(i)
+  const perRound: number[] = []
+  let k = n
+  for (let r = 0; r < rounds; r++) {
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < n; i++) await fn(k++)
+    perRound.push(Number(process.hrtime.bigint() - t0) / 1000 / n)
+  }
+  return median(perRound)
+}
+
+/** Paid calls of /hash through the gate over a scripted facilitator, with the given runner. */
+async function gateCalls(runner: ToolRunner, n: number): Promise<number> {
+  const fake = fakeGate({}, undefined, { runner })
+  const resource = { url: 'http://bench/hash', description: 'hash', mimeType: 'application/json' }
+  const payments: PaymentPayload[] = []
+  for (let i = 0; i < n * 6; i++) payments.push(await fake.pay(0, `n${i}`))
+  return timeAsync(
+    (i) =>
+      fake.gate.execute({
+        tool: hash,
+        transport: 'http',
+        input: { input: 'abc' },
+        payment: payments[i],
+        resource,
+      }),
+    n,
+  )
+}
+
+async function poolOverhead(quick: boolean): Promise<string> {
+  const n = quick ? 100 : 500
+  const runner = createToolRunner({ workers: 1, timeoutMs: 2000, queueLimit: 0 })
+  await runner.warm()
+  const small = hash.input.parse({ input: 'abc' })
+  const mib = hash.input.parse({ input: 'a'.repeat(1024 * 1024) })
+  const env = { nowSeconds: () => 0 }
+  try {
+    const direct = await timeAsync(async () => hash.run(small, env), n)
+    const pooled = await timeAsync(() => runner.admit().run(hash, small, 0), n)
+    const gateInline = await gateCalls(inlineRunner(), n)
+    const gatePooled = await gateCalls(runner, n)
+    const clone = await timeAsync(async () => structuredClone({ tool: 'hash', input: mib }), 20)
+    const directMib = await timeAsync(async () => hash.run(mib, env), 20)
+    const pooledMib = await timeAsync(() => runner.admit().run(hash, mib, 0), 20)
+    return [
+      `Sequential calls, median per call over 5 rounds of ${n} (1 MiB rows: 20).`,
+      '',
+      table(
+        ['case', 'inline (main thread)', 'worker pool', 'pool - inline'],
+        [
+          ['hash "abc": the tool alone', us(direct), us(pooled), us(pooled - direct)],
+          [
+            'hash "abc": a paid call through the gate (scripted facilitator)',
+            us(gateInline),
+            us(gatePooled),
+            us(gatePooled - gateInline),
+          ],
+          [
+            'hash of 1 MiB: the tool alone',
+            us(directMib),
+            us(pooledMib),
+            us(pooledMib - directMib),
+          ],
+        ],
+      ),
+      '',
+      `Structured clone of a 1 MiB input (\`structuredClone\`, what posting it to a worker costs): ${us(clone)}.`,
+    ].join('\n')
+  } finally {
+    await runner.close()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. The service under hostile load, in a child process
+
+interface Delay {
+  maxMs: number
+  p99Ms: number
+  meanMs: number
+}
+
+async function serveChild(): Promise<void> {
+  logger.level = 'silent'
+  const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent' })
+  const runner = createToolRunner({
+    workers: config.toolWorkers,
+    timeoutMs: config.toolTimeoutMs,
+    queueLimit: config.toolQueueLimit,
+  })
+  await runner.warm()
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-hostile-'))
+  const telemetry = await createTelemetry({ dataDir, salt: 'bench-hostile-salt-000' })
+  const { gate } = fakeGate({}, undefined, { runner })
+  const app = createApp({
+    gate,
+    tools: catalog,
+    publicBaseUrl: 'http://127.0.0.1',
+    stats: () => telemetry.stats(),
+  })
+  const target = await listen(app.fetch)
+  const delay = monitorEventLoopDelay({ resolution: 1 })
+  delay.enable()
+  process.send?.({ url: target.url, workers: config.toolWorkers, timeoutMs: config.toolTimeoutMs })
+  process.on('message', async (message) => {
+    if (message === 'reset') {
+      delay.reset()
+      process.send?.('reset')
+    } else if (message === 'read') {
+      const ms = (ns: number) => ns / 1e6
+      process.send?.({
+        maxMs: ms(delay.max),
+        p99Ms: ms(delay.percentile(99)),
+        meanMs: ms(delay.mean),
+      } satisfies Delay)
+    } else if (message === 'stop') {
+      await target.close()
+      await runner.close()
+      await telemetry.close()
+      rmSync(dataDir, { recursive: true, force: true })
+      process.exit(0)
+    }
+  })
+}
+
+/** The child, spoken to over IPC. */
+interface Child {
+  url: string
+  workers: number
+  timeoutMs: number
+  ask<T>(message: string): Promise<T>
+  stop(): void
+}
+
+async function startChild(): Promise<Child> {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve'], {
+    execArgv: process.execArgv,
+  })
+  const info = await new Promise<{ url: string; workers: number; timeoutMs: number }>(
+    (resolve, reject) => {
+      child.once('message', (m) =>
+        resolve(m as { url: string; workers: number; timeoutMs: number }),
+      )
+      child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)))
+    },
+  )
+  return {
+    ...info,
+    ask: <T>(message: string) =>
+      new Promise<T>((resolve) => {
+        child.once('message', (m) => resolve(m as T))
+        child.send(message)
+      }),
+    stop: () => {
+      if (child.connected) child.send('stop')
+    },
+  }
+}
+
+/** Pays for calls with fresh payments on the scripted facilitator, built from each tool's 402. */
+function payer(base: string) {
+  const required = new Map<string, PaymentPayload['accepted']>()
+  return async (path: string, body: unknown): Promise<{ status: number; code?: string }> => {
+    const text = JSON.stringify(body)
+    let accepted = required.get(path)
+    if (!accepted) {
+      const unpaid = await fetch(`${base}${path}`, { method: 'POST', body: '{}' })
+      await unpaid.arrayBuffer()
+      const offer = decodePaymentRequiredHeader(unpaid.headers.get('PAYMENT-REQUIRED') ?? '')
+      accepted = offer.accepts[0] as PaymentPayload['accepted']
+      required.set(path, accepted)
+    }
+    const payment: PaymentPayload = { x402Version: 2, accepted, payload: { nonce: randomUUID() } }
+    const res = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payment),
+      },
+      body: text,
+    })
+    const parsed = (await res.json()) as { code?: string }
+    return { status: res.status, ...(parsed.code ? { code: parsed.code } : {}) }
+  }
+}
+
+interface Phase {
+  name: string
+  delay: Delay
+  health: { p50: number; p99: number; max: number; rps: number }
+  /** Sequential unpaid 402s and /stats reads during the phase: the slowest, in ms. */
+  probeMaxMs: number
+  honest: number[]
+  hostile: Map<string, string[]>
+}
+
+/** Runs /health load (and, when `hostile`, the 4 hostile calls and an honest caller) for `seconds`. */
+async function phase(child: Child, seconds: number, hostile: boolean): Promise<Phase> {
+  const pay = payer(child.url)
+  let running = true
+  const honest: number[] = []
+  const outcomes = new Map<string, string[]>()
+  const loops: Promise<void>[] = []
+  let probeMaxMs = 0
+  // Warm the 402s before measuring.
+  await pay('/hash', { input: 'warm' })
+  for (const call of HOSTILE_CALLS) await fetch(`${child.url}${call.path}`, { method: 'POST' })
+  await child.ask('reset')
+  if (hostile) {
+    for (const call of HOSTILE_CALLS) {
+      const list: string[] = []
+      outcomes.set(call.name, list)
+      loops.push(
+        (async () => {
+          while (running) {
+            const r = await pay(call.path, call.body)
+            list.push(r.status === 200 ? '200' : `${r.status} ${r.code}`)
+          }
+        })(),
+      )
+    }
+    loops.push(
+      (async () => {
+        while (running) {
+          const t0 = performance.now()
+          const r = await pay('/hash', { input: 'honest' })
+          if (r.status !== 200) throw new Error(`honest call answered ${r.status} ${r.code}`)
+          honest.push(performance.now() - t0)
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+      })(),
+    )
+  }
+  loops.push(
+    (async () => {
+      while (running) {
+        for (const [url, init] of [
+          [`${child.url}/hash`, { method: 'POST', body: '{"input":"abc"}' }],
+          [`${child.url}/stats`, {}],
+        ] as const) {
+          const t0 = performance.now()
+          const res = await fetch(url, init)
+          await res.arrayBuffer()
+          probeMaxMs = Math.max(probeMaxMs, performance.now() - t0)
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    })(),
+  )
+  const health = await autocannon({
+    url: `${child.url}/health`,
+    connections: HEALTH_CONNECTIONS,
+    overallRate: HEALTH_RATE,
+    duration: seconds,
+  })
+  running = false
+  await Promise.all(loops)
+  const delay = await child.ask<Delay>('read')
+  return {
+    name: hostile ? '4 hostile calls at once + an honest caller' : 'no hostile call',
+    delay,
+    health: {
+      p50: health.latency.p50,
+      p99: health.latency.p99,
+      max: health.latency.max,
+      rps: Math.round(health.requests.average),
+    },
+    probeMaxMs,
+    honest,
+    hostile: outcomes,
+  }
+}
+
+/** Each hostile call alone, `n` times: its outcome and median time to answer. */
+async function alone(child: Child, n: number): Promise<(string | number)[][]> {
+  const pay = payer(child.url)
+  const rows: (string | number)[][] = []
+  for (const call of [NESTED_QUANTIFIER, BACKREFERENCE, MAX_TEXT_DIFF, MAX_PIPELINE]) {
+    const times: number[] = []
+    const seen = new Set<string>()
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now()
+      const r = await pay(call.path, call.body)
+      times.push(performance.now() - t0)
+      seen.add(r.status === 200 ? '200' : `${r.status} ${r.code}`)
+    }
+    rows.push([call.name, [...seen].join(', '), `${median(times).toFixed(0)} ms`])
+  }
+  return rows
+}
+
+const summary = (list: string[]) => {
+  const counts = new Map<string, number>()
+  for (const item of list) counts.set(item, (counts.get(item) ?? 0) + 1)
+  return [...counts].map(([k, v]) => `${v}× ${k}`).join(', ')
+}
+
+/**
+ * The hostile-load section: Markdown with the pool overhead, the event-loop delay and /health
+ * latency with and without hostile calls (and whether the targets hold), and the time each
+ * hostile call takes to answer.
+ *
+ * @param seconds - measured seconds per phase
+ */
+export async function benchHostile(seconds: number, quick = false): Promise<string> {
+  const load = loadavg()
+  const overhead = await poolOverhead(quick)
+  const child = await startChild()
+  try {
+    const idle = await phase(child, seconds, false)
+    const loaded = await phase(child, seconds, true)
+    const times = await alone(child, quick ? 1 : 3)
+    const verdict = (value: number, target: number) =>
+      `${value.toFixed(1)} ms ${value < target ? '(target met)' : `(target ${target} ms MISSED)`}`
+    const honestSorted = [...loaded.honest].sort((a, b) => a - b)
+    return [
+      '### Pool overhead per call',
+      '',
+      overhead,
+      '',
+      '### Event loop and /health under hostile load',
+      '',
+      `Load average of the machine at the start: ${load.map((l) => l.toFixed(1)).join(', ')} ` +
+        `(${availableParallelism()} cores, shared: delays include time the process was not scheduled).`,
+      '',
+      `Service in a child process: real app, catalogue and worker pool (${child.workers} workers, ` +
+        `${child.timeoutMs} ms budget), scripted facilitator. ${seconds} s per phase; /health at ` +
+        `${HEALTH_RATE} req/s over ${HEALTH_CONNECTIONS} connections (autocannon); an unpaid 402 and ` +
+        '/stats probed in turn every 50 ms. Hostile phase: the 4 calls of test/fixtures/hostile.ts each ' +
+        'in a loop, and an honest paid /hash every 100 ms.',
+      '',
+      table(
+        [
+          'phase',
+          'event-loop max delay',
+          'event-loop p99 delay',
+          '/health p50',
+          '/health p99',
+          '/health max',
+          'slowest 402 or /stats',
+        ],
+        [idle, loaded].map((p) => [
+          p.name,
+          verdict(p.delay.maxMs, MAX_DELAY_TARGET_MS),
+          `${p.delay.p99Ms.toFixed(1)} ms`,
+          `${p.health.p50} ms`,
+          verdict(p.health.p99, HEALTH_P99_TARGET_MS),
+          `${p.health.max} ms`,
+          `${p.probeMaxMs.toFixed(1)} ms`,
+        ]),
+      ),
+      '',
+      `Honest paid /hash calls during the hostile phase: ${loaded.honest.length}, median ` +
+        `${median(loaded.honest).toFixed(1)} ms, slowest ${(honestSorted.at(-1) ?? 0).toFixed(0)} ms.`,
+      '',
+      ...[...loaded.hostile].map(([name, list]) => `- ${name}: ${summary(list)}`),
+      '',
+      '### Each hostile call alone (time to answer, median)',
+      '',
+      table(['call', 'answer', 'time'], times),
+    ].join('\n')
+  } finally {
+    child.stop()
+  }
+}
+
+if (process.argv.includes('--serve')) {
+  await serveChild()
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  logger.level = 'silent'
+  const flag = process.argv.indexOf('--seconds')
+  process.stdout.write(
+    `${await benchHostile(flag >= 0 ? Number(process.argv[flag + 1]) : 10, process.argv.includes('--quick'))}\n`,
+  )
+  process.exit(0)
+}

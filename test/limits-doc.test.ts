@@ -1,0 +1,143 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { CONFIG_DEFAULTS, DERIVED_DEFAULTS } from '../src/config.js'
+import { SERVICE_ERROR_CODES } from '../src/descriptions/errors.js'
+import { MAX_BODY_BYTES } from '../src/http/app.js'
+import { MAX_TIMEOUT_SECONDS } from '../src/payment/facilitator.js'
+import { DUPLICATE_WINDOW_MS } from '../src/payment/guard.js'
+import {
+  CLOSE_FLUSH_TIMEOUT_MS,
+  STATS_CACHE_MS,
+  TELEMETRY_BUFFER_LIMIT,
+  WRITE_TIMEOUT_MS,
+} from '../src/telemetry/limits.js'
+import { TOOL_ERROR_CODES } from '../src/tools/errors.js'
+import { MAX_EXPECTED_HEX, MAX_SECRET_BYTES } from '../src/tools/hmac.js'
+import { MAX_SCHEMA_NESTING } from '../src/tools/json-schema/scan.js'
+import { MAX_ERRORS, MAX_SCHEMA_BYTES, MAX_UNIQUE_ITEMS } from '../src/tools/json-validate.js'
+import { MAX_JWT_LENGTH } from '../src/tools/jwt-inspect.js'
+import { formatBytes, MAX_JSON_DEPTH, MAX_TEXT_BYTES } from '../src/tools/limits.js'
+import { MAX_INTERMEDIATE_BYTES, MAX_OPERATIONS } from '../src/tools/pipeline.js'
+import { DIFF_TIMEOUT_MS, MAX_DIFF_BYTES, MAX_DIFF_LINES } from '../src/tools/text-diff.js'
+
+// docs/limits.md must state the limits the code enforces: each row below is built from the
+// constant or the config default, so changing one without the page fails here.
+
+const doc = readFileSync(new URL('../docs/limits.md', import.meta.url), 'utf8')
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** A Markdown table row whose cells, in order, start with these texts, whatever the padding. */
+const row = (...cells: string[]) =>
+  new RegExp(`^\\|${cells.map((cell) => ` *${literal(cell)}[^|]*\\|`).join('')}`, 'm')
+const count = (n: number) => n.toLocaleString('en-US')
+const ms = (n: unknown) => `${String(n)} ms`
+
+describe('docs/limits.md', () => {
+  it('states the request limits', () => {
+    expect(doc).toMatch(
+      row('Request body', formatBytes(MAX_BODY_BYTES), '', '`payload_too_large` (413)'),
+    )
+    expect(doc).toMatch(row('`PAYMENT-SIGNATURE` header', '32 KiB', '', '`invalid_payment` (402)'))
+    expect(doc).toMatch(row('All request headers together', '128 KiB', '', '431'))
+    expect(doc).toMatch(row('A text field', `${formatBytes(MAX_TEXT_BYTES)} of UTF-8`))
+    expect(doc).toMatch(row('Nesting of any JSON field', `${MAX_JSON_DEPTH} levels`))
+  })
+
+  it('states every per-tool limit with the value of its constant', () => {
+    const text = `${formatBytes(MAX_TEXT_BYTES)} of UTF-8`
+    for (const tool of ['hash', 'base64', 'hmac', 'payload-inspect']) {
+      expect(doc).toMatch(row(tool, '`input`', text, '`invalid_request` (400)'))
+    }
+    expect(doc).toMatch(row('hmac', '`secret`', `1 character to ${formatBytes(MAX_SECRET_BYTES)}`))
+    expect(doc).toMatch(row('hmac', '`expected_hex`', `${MAX_EXPECTED_HEX} hex digits`))
+    expect(doc).toMatch(
+      row('json-validate', '`schema` as JSON', formatBytes(MAX_SCHEMA_BYTES), '`schema_too_large`'),
+    )
+    expect(doc).toMatch(
+      row('json-validate', '`schema` nesting', `${MAX_SCHEMA_NESTING} levels`, '`schema_too_deep`'),
+    )
+    expect(doc).toMatch(
+      row('json-validate', 'array length', `${count(MAX_UNIQUE_ITEMS)} items`, '`value_too_large`'),
+    )
+    expect(doc).toMatch(row('json-validate', 'errors returned', String(MAX_ERRORS)))
+    expect(doc).toMatch(row('jwt-inspect', '`token`', formatBytes(MAX_JWT_LENGTH), '`invalid_jwt`'))
+    expect(doc).toMatch(
+      row('text-diff', '`before`, `after`', `${formatBytes(MAX_DIFF_BYTES)} of UTF-8`),
+    )
+    expect(doc).toMatch(row('text-diff', '`before`, `after`', `${count(MAX_DIFF_LINES)} lines`))
+    expect(doc).toMatch(row('text-diff', 'diff time', ms(DIFF_TIMEOUT_MS), '`approximate: true`'))
+    expect(doc).toMatch(row('pipeline', '`operations`', `1 to ${MAX_OPERATIONS}`))
+    expect(doc).toMatch(row('pipeline', '`input` as a string', text))
+    expect(doc).toMatch(
+      row(
+        'pipeline',
+        'every intermediate value',
+        formatBytes(MAX_INTERMEDIATE_BYTES),
+        '`intermediate_too_large`',
+      ),
+    )
+  })
+
+  it('states the time and capacity limits with their variables and config defaults', () => {
+    expect(doc).toMatch(
+      row(
+        'Run time of one tool call',
+        ms(CONFIG_DEFAULTS.TOOL_TIMEOUT_MS),
+        '`TOOL_TIMEOUT_MS`',
+        '`tool_timeout` (400)',
+      ),
+    )
+    expect(doc).toMatch(
+      row('Worker threads', DERIVED_DEFAULTS.TOOL_WORKERS ?? '', '`TOOL_WORKERS`'),
+    )
+    expect(doc).toMatch(
+      row(
+        'Paid calls admitted',
+        DERIVED_DEFAULTS.TOOL_QUEUE_LIMIT ?? '',
+        '`TOOL_QUEUE_LIMIT`',
+        '`overloaded` (503',
+      ),
+    )
+    expect(doc).toMatch(
+      row(
+        'Each facilitator request',
+        ms(CONFIG_DEFAULTS.FACILITATOR_TIMEOUT_MS),
+        '`FACILITATOR_TIMEOUT_MS`',
+        '`facilitator_unavailable` (503)',
+      ),
+    )
+    expect(doc).toMatch(row('Validity of a payment', `${MAX_TIMEOUT_SECONDS} s`))
+    expect(doc).toMatch(
+      row('Worst case of a paid call', `at most half of ${MAX_TIMEOUT_SECONDS} s`),
+    )
+    expect(doc).toMatch(
+      row('Reuse of a payment', `${DUPLICATE_WINDOW_MS / 1000} s`, '', '`duplicate_settlement`'),
+    )
+    expect(doc).toMatch(
+      row(
+        'Graceful shutdown',
+        ms(CONFIG_DEFAULTS.SHUTDOWN_TIMEOUT_MS),
+        '`SHUTDOWN_TIMEOUT_MS`',
+        '`shutting_down` (503',
+      ),
+    )
+    expect(doc).toContain(`telemetry write (${ms(WRITE_TIMEOUT_MS)})`)
+  })
+
+  it('states the telemetry bounds', () => {
+    expect(doc).toMatch(row('Events buffered', count(TELEMETRY_BUFFER_LIMIT)))
+    expect(doc).toMatch(row('One write to the store', ms(WRITE_TIMEOUT_MS)))
+    expect(doc).toMatch(row('`/stats` freshness', `${STATS_CACHE_MS / 1000} s cache`))
+    expect(doc).toMatch(row('Flush of the buffer at shutdown', ms(CLOSE_FLUSH_TIMEOUT_MS)))
+  })
+
+  it('names only codes that exist, with their statuses', () => {
+    const known = new Map<string, number>([
+      ...Object.entries(SERVICE_ERROR_CODES).map(([c, { status }]) => [c, status] as const),
+      ...Object.keys(TOOL_ERROR_CODES).map((c) => [c, 400] as const),
+    ])
+    const named = [...doc.matchAll(/`([a-z_]+)` \((\d{3})\)/g)]
+    expect(named.length).toBeGreaterThan(15)
+    for (const [, code, status] of named)
+      expect(known.get(code as string), code).toBe(Number(status))
+  })
+})
