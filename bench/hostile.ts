@@ -35,7 +35,6 @@ import type { ToolDefinition } from '../src/tools/types.js'
 import {
   BACKREFERENCE,
   HOSTILE_CALLS,
-  type HostileCall,
   MAX_PIPELINE,
   MAX_TEXT_DIFF,
   NESTED_QUANTIFIER,
