@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { FacilitatorUnavailableError, InvalidInputError } from '../payment/errors.js'
+import {
+  FacilitatorUnavailableError,
+  InvalidInputError,
+  ShuttingDownError,
+} from '../payment/errors.js'
+import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import { TelemetryUnavailableError } from '../telemetry/types.js'
 import { ToolError } from '../tools/types.js'
 import {
@@ -57,6 +62,36 @@ describe('describeFailure', () => {
         retryAfterSeconds: 5,
       })
     }
+  })
+
+  it('maps the runner and shutdown failures: tool_timeout 400, overloaded and shutting_down 503', () => {
+    expect(describeFailure(new ToolTimeoutError(2000))).toEqual({
+      status: 400,
+      body: {
+        ok: false,
+        code: 'tool_timeout',
+        error:
+          'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',
+      },
+    })
+    expect(describeFailure(new OverloadedError(3))).toEqual({
+      status: 503,
+      body: {
+        ok: false,
+        code: 'overloaded',
+        error: 'The service is at capacity; nothing was verified, run or charged. Retry shortly',
+      },
+      retryAfterSeconds: 3,
+    })
+    expect(describeFailure(new ShuttingDownError())).toEqual({
+      status: 503,
+      body: {
+        ok: false,
+        code: 'shutting_down',
+        error: 'The service is shutting down; nothing was run or charged. Retry',
+      },
+      retryAfterSeconds: 1,
+    })
   })
 
   it('answers anything else with internal_error, never with its message', () => {

@@ -88,6 +88,14 @@ export function worstQueueWaitMs(
   return Math.ceil(options.queueLimit / options.workers) * options.timeoutMs
 }
 
+/**
+ * Scheduling priority of the worker threads, above the main thread's (Linux `nice`, per thread,
+ * through piscina's optional `@napi-rs/nice`; ignored where it is missing). With as many workers as
+ * cores, busy workers would otherwise take the CPU from the event loop that answers /health, the
+ * 402s and every reply: the event loop must win.
+ */
+const WORKER_NICE = 10
+
 /** A call waiting for a worker. */
 interface Job {
   task: ToolTask
@@ -155,6 +163,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
       maxThreads: threads,
       concurrentTasksPerWorker: 1,
       idleTimeout: Number.POSITIVE_INFINITY,
+      niceIncrement: WORKER_NICE,
       workerData: {
         ...(worker ? { worker } : {}),
         ...(options.catalog ? { catalog: options.catalog.href } : {}),
