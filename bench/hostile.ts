@@ -140,6 +140,37 @@ interface Delay {
   meanMs: number
 }
 
+/** Answers `reset` and `read` about an event-loop delay histogram. */
+function reportDelay(delay: ReturnType<typeof monitorEventLoopDelay>): void {
+  process.on('message', (message) => {
+    if (message === 'reset') {
+      delay.reset()
+      process.send?.('reset')
+    } else if (message === 'read') {
+      const ms = (ns: number) => ns / 1e6
+      process.send?.({
+        maxMs: ms(delay.max),
+        p99Ms: ms(delay.percentile(99)),
+        meanMs: ms(delay.mean),
+      } satisfies Delay)
+    }
+  })
+}
+
+/**
+ * The control: an idle process that only measures its own event-loop delay, at the same times as
+ * the service. What it sees is the machine (other jobs, scheduling), not our code.
+ */
+function controlChild(): void {
+  const delay = monitorEventLoopDelay({ resolution: 1 })
+  delay.enable()
+  reportDelay(delay)
+  process.on('message', (message) => {
+    if (message === 'stop') process.exit(0)
+  })
+  process.send?.({ url: '', workers: 0, timeoutMs: 0 })
+}
+
 async function serveChild(): Promise<void> {
   logger.level = 'silent'
   const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent' })
@@ -162,18 +193,9 @@ async function serveChild(): Promise<void> {
   const delay = monitorEventLoopDelay({ resolution: 1 })
   delay.enable()
   process.send?.({ url: target.url, workers: config.toolWorkers, timeoutMs: config.toolTimeoutMs })
+  reportDelay(delay)
   process.on('message', async (message) => {
-    if (message === 'reset') {
-      delay.reset()
-      process.send?.('reset')
-    } else if (message === 'read') {
-      const ms = (ns: number) => ns / 1e6
-      process.send?.({
-        maxMs: ms(delay.max),
-        p99Ms: ms(delay.percentile(99)),
-        meanMs: ms(delay.mean),
-      } satisfies Delay)
-    } else if (message === 'stop') {
+    if (message === 'stop') {
       await target.close()
       await runner.close()
       await telemetry.close()
@@ -192,8 +214,8 @@ interface Child {
   stop(): void
 }
 
-async function startChild(): Promise<Child> {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve'], {
+async function startChild(mode: '--serve' | '--control'): Promise<Child> {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [mode], {
     execArgv: process.execArgv,
   })
   const info = await new Promise<{ url: string; workers: number; timeoutMs: number }>(
@@ -247,6 +269,8 @@ function payer(base: string) {
 interface Phase {
   name: string
   delay: Delay
+  /** The idle control process over the same time. */
+  control: Delay
   health: { p50: number; p99: number; max: number; rps: number }
   /** Sequential unpaid 402s and /stats reads during the phase: the slowest, in ms. */
   probeMaxMs: number
@@ -255,7 +279,12 @@ interface Phase {
 }
 
 /** Runs /health load (and, when `hostile`, the 4 hostile calls and an honest caller) for `seconds`. */
-async function phase(child: Child, seconds: number, hostile: boolean): Promise<Phase> {
+async function phase(
+  child: Child,
+  control: Child,
+  seconds: number,
+  hostile: boolean,
+): Promise<Phase> {
   const pay = payer(child.url)
   let running = true
   const honest: number[] = []
@@ -265,7 +294,7 @@ async function phase(child: Child, seconds: number, hostile: boolean): Promise<P
   // Warm the 402s before measuring.
   await pay('/hash', { input: 'warm' })
   for (const call of HOSTILE_CALLS) await fetch(`${child.url}${call.path}`, { method: 'POST' })
-  await child.ask('reset')
+  await Promise.all([child.ask('reset'), control.ask('reset')])
   if (hostile) {
     for (const call of HOSTILE_CALLS) {
       const list: string[] = []
@@ -315,10 +344,14 @@ async function phase(child: Child, seconds: number, hostile: boolean): Promise<P
   })
   running = false
   await Promise.all(loops)
-  const delay = await child.ask<Delay>('read')
+  const [delay, controlDelay] = await Promise.all([
+    child.ask<Delay>('read'),
+    control.ask<Delay>('read'),
+  ])
   return {
     name: hostile ? '4 hostile calls at once + an honest caller' : 'no hostile call',
     delay,
+    control: controlDelay,
     health: {
       p50: health.latency.p50,
       p99: health.latency.p99,
@@ -365,10 +398,11 @@ const summary = (list: string[]) => {
 export async function benchHostile(seconds: number, quick = false): Promise<string> {
   const load = loadavg()
   const overhead = await poolOverhead(quick)
-  const child = await startChild()
+  const child = await startChild('--serve')
+  const control = await startChild('--control')
   try {
-    const idle = await phase(child, seconds, false)
-    const loaded = await phase(child, seconds, true)
+    const idle = await phase(child, control, seconds, false)
+    const loaded = await phase(child, control, seconds, true)
     const times = await alone(child, quick ? 1 : 3)
     const verdict = (value: number, target: number) =>
       `${value.toFixed(1)} ms ${value < target ? '(target met)' : `(target ${target} ms MISSED)`}`
@@ -387,13 +421,15 @@ export async function benchHostile(seconds: number, quick = false): Promise<stri
         `${child.timeoutMs} ms budget), scripted facilitator. ${seconds} s per phase; /health at ` +
         `${HEALTH_RATE} req/s over ${HEALTH_CONNECTIONS} connections (autocannon); an unpaid 402 and ` +
         '/stats probed in turn every 50 ms. Hostile phase: the 4 calls of test/fixtures/hostile.ts each ' +
-        'in a loop, and an honest paid /hash every 100 ms.',
+        'in a loop, and an honest paid /hash every 100 ms. The control is an idle Node process ' +
+        'measuring its own event-loop delay over the same time: the share of the machine.',
       '',
       table(
         [
           'phase',
           'event-loop max delay',
           'event-loop p99 delay',
+          'control process: max, p99',
           '/health p50',
           '/health p99',
           '/health max',
@@ -403,6 +439,7 @@ export async function benchHostile(seconds: number, quick = false): Promise<stri
           p.name,
           verdict(p.delay.maxMs, MAX_DELAY_TARGET_MS),
           `${p.delay.p99Ms.toFixed(1)} ms`,
+          `${p.control.maxMs.toFixed(1)} ms, ${p.control.p99Ms.toFixed(1)} ms`,
           `${p.health.p50} ms`,
           verdict(p.health.p99, HEALTH_P99_TARGET_MS),
           `${p.health.max} ms`,
@@ -421,11 +458,14 @@ export async function benchHostile(seconds: number, quick = false): Promise<stri
     ].join('\n')
   } finally {
     child.stop()
+    control.stop()
   }
 }
 
 if (process.argv.includes('--serve')) {
   await serveChild()
+} else if (process.argv.includes('--control')) {
+  controlChild()
 } else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   logger.level = 'silent'
   const flag = process.argv.indexOf('--seconds')

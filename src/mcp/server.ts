@@ -103,7 +103,7 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
         resource: entry.resource,
         extensions: entry.extensions,
       })
-      return paidResult(result, settlement)
+      return paidResult(result.value(), settlement)
     } catch (error) {
       const failure = failureResult(error)
       const code = (failure._meta?.[FAILURE_META_KEY] as { code?: string } | undefined)?.code

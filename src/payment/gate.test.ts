@@ -141,7 +141,7 @@ describe('payment gate', () => {
   it('verifies, runs, settles and reports events in order', async () => {
     const { call, calls, events, pay } = setup()
     const out = await call({ text: 'abc' }, await pay(1))
-    expect(out.result).toEqual({ upper: 'ABC' })
+    expect(out.result.value()).toEqual({ upper: 'ABC' })
     expect(out.settlement).toEqual({
       success: true,
       transaction: '0xtx',
@@ -163,7 +163,7 @@ describe('payment gate', () => {
     expect(calls.settle).toBe(0)
     expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
     const retry = await call({ text: 'ok' }, payment)
-    expect(retry.result).toEqual({ upper: 'OK' })
+    expect(retry.result.value()).toEqual({ upper: 'OK' })
   })
 
   it('rejects a payment that matches no rail (underpaid) without calling the facilitator', async () => {
@@ -288,7 +288,7 @@ describe('payment gate and the tool runner', () => {
     expect(events).toEqual([])
     expect(runner.runs).toBe(0)
     held.release()
-    expect((await call({ text: 'a' }, payment)).result).toEqual({ upper: 'A' })
+    expect((await call({ text: 'a' }, payment)).result.value()).toEqual({ upper: 'A' })
     expect(runner.status().admitted).toBe(0)
   })
 
@@ -313,7 +313,7 @@ describe('payment gate and the tool runner', () => {
     expect(calls.settle).toBe(0)
     expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
     expect(runner.status().admitted).toBe(0)
-    expect((await call({ text: 'a' }, payment)).result).toEqual({ upper: 'A' })
+    expect((await call({ text: 'a' }, payment)).result.value()).toEqual({ upper: 'A' })
   })
 
   it('gives back the place of a call whose payment fails to verify', async () => {

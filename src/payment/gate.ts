@@ -10,6 +10,7 @@ import { SettleError, VerifyError } from '@x402/core/types'
 import type { z } from 'zod'
 import { describeError, logger } from '../logger.js'
 import { ToolTimeoutError } from '../runner/errors.js'
+import type { JsonResult } from '../runner/json-result.js'
 import type { Admission, ToolRunner } from '../runner/runner.js'
 import { systemEnv, type ToolDefinition, type ToolEnv, ToolError } from '../tools/types.js'
 import {
@@ -61,9 +62,9 @@ export interface PaidCall {
   extensions?: Record<string, unknown>
 }
 
-/** A settled call: the tool result and the facilitator's SettleResponse. */
+/** A settled call: the tool result (JSON made by the worker) and the facilitator's SettleResponse. */
 export interface PaidResult {
-  result: unknown
+  result: JsonResult
   settlement: SettleResponse
 }
 
@@ -290,7 +291,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     }
     await emit({ ...event, amount: matched.amount, outcome: 'verified', payer })
 
-    let result: unknown
+    let result: JsonResult
     try {
       result = await admission.run(tool, input, env.nowSeconds())
       if (options.canSettle && !options.canSettle()) {

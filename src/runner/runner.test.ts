@@ -33,8 +33,8 @@ afterEach(() => {
 })
 
 /** Admits and runs one call. */
-const run = (runner: ToolRunner, t: ToolDefinition, input: unknown, now = 0) =>
-  runner.admit().run(t, input, now)
+const run = async (runner: ToolRunner, t: ToolDefinition, input: unknown, now = 0) =>
+  (await runner.admit().run(t, input, now)).value()
 
 const rejection = (promise: Promise<unknown>) =>
   promise.then(
@@ -128,8 +128,8 @@ describe('the tool runner', () => {
     expect(fixtures.status()).toEqual({ admitted: 2, running: 0, queued: 0, capacity: 2 })
 
     // One worker: the second call waits in the queue while the first sleeps.
-    const sleeping = first.run(fixture('sleep'), { n: 200 }, 0)
-    const queued = second.run(fixture('echo'), { n: 3 }, 0)
+    const sleeping = first.run(fixture('sleep'), { n: 200 }, 0).then((r) => r.value())
+    const queued = second.run(fixture('echo'), { n: 3 }, 0).then((r) => r.value())
     expect(fixtures.status()).toEqual({ admitted: 2, running: 1, queued: 1, capacity: 2 })
     expect(await sleeping).toEqual({ slept: 200 })
     expect(await queued).toEqual({ input: { n: 3 } })

@@ -3,6 +3,7 @@ import { Piscina } from 'piscina'
 import { logger } from '../logger.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import { OverloadedError, ToolTimeoutError } from './errors.js'
+import { JsonResult } from './json-result.js'
 import { PING, type TaskOutcome, type ToolTask, type WorkerTask } from './task.js'
 
 /** Options of {@link createToolRunner}. */
@@ -27,14 +28,14 @@ export interface Admission {
    * Runs the tool on a worker under the time budget.
    *
    * @param tool - a catalogue tool (the worker looks it up by `id`)
-   * @param input - its parsed input: plain JSON, structured-cloned to the worker
+   * @param input - its parsed input: plain JSON, sent to the worker as JSON bytes
    * @param nowSeconds - the tools' clock for this call, in Unix seconds
-   * @returns the tool result
+   * @returns the tool result, as the JSON bytes the worker made
    * @throws {ToolError} the tool's own refusal (same code, message and details), or `tool_failed`
    *   for anything else that went wrong in the worker (a bug, a crash)
    * @throws {ToolTimeoutError} the budget ran out; the worker was terminated and replaced
    */
-  run(tool: ToolDefinition, input: unknown, nowSeconds: number): Promise<unknown>
+  run(tool: ToolDefinition, input: unknown, nowSeconds: number): Promise<JsonResult>
   release(): void
 }
 
@@ -96,10 +97,12 @@ export function worstQueueWaitMs(
  */
 const WORKER_NICE = 10
 
+const encoder = new TextEncoder()
+
 /** A call waiting for a worker. */
 interface Job {
   task: ToolTask
-  resolve(result: unknown): void
+  resolve(result: JsonResult): void
   reject(error: unknown): void
   /** Ends its admission. */
   done(): void
@@ -239,7 +242,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
         used = true
         return new Promise((resolve, reject) => {
           waiting.push({
-            task: { tool: tool.id, input, nowSeconds },
+            task: { tool: tool.id, input: encoder.encode(JSON.stringify(input)), nowSeconds },
             resolve,
             reject,
             done: release,
@@ -281,9 +284,9 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     }
   }
 
-  function finishJob(job: Job, error: unknown, result?: unknown): void {
+  function finishJob(job: Job, error: unknown, result?: JsonResult): void {
     job.done()
-    if (error === undefined) job.resolve(result)
+    if (result) job.resolve(result)
     else job.reject(error)
   }
 
@@ -291,18 +294,21 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     running++
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(), options.timeoutMs)
-    const end = (error: unknown, result?: unknown) => {
+    const end = (error: unknown, result?: JsonResult) => {
       clearTimeout(timer)
       running--
       finishJob(job, error, result)
       dispatch()
     }
     ;(pool as Piscina<WorkerTask, TaskOutcome | null>)
-      .run(job.task, { signal: controller.signal })
+      .run(job.task, {
+        signal: controller.signal,
+        transferList: [job.task.input.buffer as ArrayBuffer],
+      })
       .then(
         (outcome) => {
           if (!outcome) end(failed(job.task.tool, 'NoOutcome'))
-          else if (outcome.ok) end(undefined, outcome.result)
+          else if (outcome instanceof Uint8Array) end(undefined, new JsonResult(outcome))
           else if ('error' in outcome) {
             const { code, message, details } = outcome.error
             end(new ToolError(code, message, details))

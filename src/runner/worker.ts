@@ -13,6 +13,7 @@
  */
 import { setFlagsFromString } from 'node:v8'
 import { workerData } from 'node:worker_threads'
+import { move } from 'piscina'
 import type { ToolDefinition } from '../tools/types.js'
 import { installLinearUnicodeRegExp } from './linear-regexp.js'
 import { runTask } from './run-task.js'
@@ -25,7 +26,12 @@ const source = (workerData as { catalog?: string } | undefined)?.catalog ?? '../
 const { catalog } = (await import(source)) as { catalog: readonly ToolDefinition[] }
 const tools = new Map(catalog.map((tool) => [tool.id, tool]))
 
-/** Runs one task (never throws, see {@link runTask}); answers the warm-up ping with `null`. */
+/**
+ * Runs one task (never throws, see {@link runTask}); answers the warm-up ping with `null`. A result
+ * travels back as its JSON bytes, moved rather than copied.
+ */
 export default function runToolTask(task: WorkerTask): TaskOutcome | null {
-  return task === PING ? null : runTask(tools, task)
+  if (task === PING) return null
+  const outcome = runTask(tools, task)
+  return outcome instanceof Uint8Array ? (move(outcome) as Uint8Array) : outcome
 }

@@ -11,6 +11,7 @@ import { createPaymentGate, type PaymentEvent } from '../../src/payment/gate.js'
 import { createMemoryGuard } from '../../src/payment/guard.js'
 import { configuredRails } from '../../src/payment/rails.js'
 import { OverloadedError } from '../../src/runner/errors.js'
+import { JsonResult } from '../../src/runner/json-result.js'
 import type { Admission, ToolRunner } from '../../src/runner/runner.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from '../../src/tools/types.js'
 
@@ -78,9 +79,11 @@ export function inlineRunner(
         async run(tool, input, nowSeconds) {
           runner.runs++
           try {
-            return options.run
-              ? await options.run(tool, input, nowSeconds)
-              : tool.run(input, { nowSeconds: () => nowSeconds })
+            return JsonResult.of(
+              options.run
+                ? await options.run(tool, input, nowSeconds)
+                : tool.run(input, { nowSeconds: () => nowSeconds }),
+            )
           } finally {
             release()
           }
