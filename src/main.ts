@@ -1,5 +1,6 @@
 import { serve } from '@hono/node-server'
 import { loadConfig } from './config.js'
+import { NODE_SERVER_OPTIONS } from './http/node-server.js'
 import { logger } from './logger.js'
 import { createService } from './service.js'
 import { createTelemetry } from './telemetry/index.js'
@@ -23,7 +24,8 @@ async function main(): Promise<void> {
   if (!config.facilitatorUrl) {
     logger.warn('FACILITATOR_URL is not set: every paid call answers 503 (fail-closed)')
   }
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+  const listen = { port: config.port, hostname: config.host, serverOptions: NODE_SERVER_OPTIONS }
+  const server = serve({ fetch: app.fetch, ...listen }, (info) => {
     logger.info({ port: info.port, host: config.host, base: config.publicBaseUrl }, 'listening')
   })
   // Warm the facilitator link so the first 402 is fast; failures are logged and retried lazily.
