@@ -182,7 +182,7 @@ export async function toolCases(tool: ToolDefinition): Promise<fc.Arbitrary<Fuzz
     { arbitrary: deep.map(make('deep')), weight: 6 },
     { arbitrary: random.map(make('random')), weight: 8 },
   ]
-  if (sized) arbitraries.push({ arbitrary: sized.map(make('sized')), weight: 8 })
+  if (sized) arbitraries.push({ arbitrary: sized.map(make('sized')), weight: 3 })
   if (manyLines) arbitraries.push({ arbitrary: manyLines.map(make('many_lines')), weight: 3 })
   return fc.oneof(...arbitraries)
 }
