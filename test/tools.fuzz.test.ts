@@ -5,9 +5,10 @@ import { catalog } from '../src/tools/catalog.js'
 import { fixedEnv } from '../src/tools/test-helpers.js'
 import { type ToolDefinition, ToolError } from '../src/tools/types.js'
 import { isToolErrorCode } from './helpers/error-codes.js'
+import { echoTool } from './helpers/fakes.js'
 import { expectJsonSafe, expectPreserved } from './helpers/fuzz/checks.js'
 import { FUZZ_RUNS, fuzzParameters, fuzzTimeout } from './helpers/fuzz/config.js'
-import { type CaseKind, type FuzzCase, toolCases } from './helpers/fuzz/inputs.js'
+import { type CaseKind, type FuzzCase, toolArbitraries, toolCases } from './helpers/fuzz/inputs.js'
 
 // Property-based fuzzing of every catalogue tool on the path the payment gate takes:
 // `tool.input.safeParse(JSON.parse(body))`, then `tool.run(parsed, env)` with a fixed clock.
@@ -87,4 +88,14 @@ describe.each(catalog.map((tool) => [tool.id, tool] as const))('fuzzing %s run',
     },
     fuzzTimeout(60_000),
   )
+})
+
+describe('fuzz inputs of a tool without its own generator', () => {
+  it('still reach run, from its JSON Schema and examples', async () => {
+    const tool = echoTool as ToolDefinition
+    expect(await toolArbitraries(tool)).toBeUndefined()
+    const samples = fc.sample(await toolCases(tool), { numRuns: 200, seed: 1 })
+    const reached = samples.filter(({ text }) => tool.input.safeParse(JSON.parse(text)).success)
+    expect(reached.length).toBeGreaterThan(40)
+  })
 })

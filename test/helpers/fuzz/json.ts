@@ -227,15 +227,17 @@ const SIZE_UNITS = ['a', 'é', '€', '\u{1F600}', '\r\n', '\n', 'ab\n'] as cons
  * @example sizedString(1024) // e.g. 'é'.repeat(512) (1,024 bytes) or 'a'.repeat(1025)
  */
 export function sizedString(maxBytes: number): fc.Arbitrary<string> {
-  return fc
-    // Half the cases just over the limit: they stop at the schema, so they cost little.
-    .tuple(fc.constantFrom(...SIZE_UNITS), fc.constantFrom(-1, 0, 1, 1), fc.boolean())
-    .map(([unit, delta, pad]) => {
-      const unitBytes = Buffer.byteLength(unit)
-      const target = maxBytes + delta
-      const count = Math.floor(target / unitBytes)
-      const body = unit.repeat(count)
-      // Top up with ASCII to hit the target byte count exactly, or stop a unit short.
-      return pad ? body + 'x'.repeat(target - count * unitBytes) : body
-    })
+  return (
+    fc
+      // Half the cases just over the limit: they stop at the schema, so they cost little.
+      .tuple(fc.constantFrom(...SIZE_UNITS), fc.constantFrom(-1, 0, 1, 1), fc.boolean())
+      .map(([unit, delta, pad]) => {
+        const unitBytes = Buffer.byteLength(unit)
+        const target = maxBytes + delta
+        const count = Math.floor(target / unitBytes)
+        const body = unit.repeat(count)
+        // Top up with ASCII to hit the target byte count exactly, or stop a unit short.
+        return pad ? body + 'x'.repeat(target - count * unitBytes) : body
+      })
+  )
 }
