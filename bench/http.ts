@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
+import { NODE_SERVER_OPTIONS } from '../src/http/node-server.js'
 
 /** A started HTTP server and its base URL. */
 export interface Target {
@@ -13,7 +14,8 @@ export async function listen(
   fetch: (req: Request) => Response | Promise<Response>,
 ): Promise<Target> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s))
+    const options = { fetch, port: 0, hostname: '127.0.0.1', serverOptions: NODE_SERVER_OPTIONS }
+    const s = serve(options, () => resolve(s))
   })
   const { port } = server.address() as AddressInfo
   return {

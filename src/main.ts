@@ -1,6 +1,7 @@
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import { loadConfig } from './config.js'
+import { NODE_SERVER_OPTIONS } from './http/node-server.js'
 import { logger } from './logger.js'
 import { createService } from './service.js'
 import { createTelemetry } from './telemetry/index.js'
@@ -39,7 +40,12 @@ async function main(): Promise<void> {
   // The workers load the tools before the first paid call, not during it.
   await service.runner.warm()
   const server = serve(
-    { fetch: service.app.fetch, port: config.port, hostname: config.host },
+    {
+      fetch: service.app.fetch,
+      port: config.port,
+      hostname: config.host,
+      serverOptions: NODE_SERVER_OPTIONS,
+    },
     (info) => {
       logger.info(
         {

@@ -74,7 +74,8 @@ export const SERVICE_ERROR_CODES = {
   },
   invalid_payment: {
     status: 402,
-    meaning: 'The payment could not be decoded or matches none of the offered rails.',
+    meaning:
+      'The payment could not be decoded, is over 32 KiB, or matches none of the offered rails (the message names the field).',
   },
   payment_verification_failed: {
     status: 402,

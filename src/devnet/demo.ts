@@ -12,6 +12,7 @@ import { serve } from '@hono/node-server'
 import { getBase58Decoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
 import { loadConfig } from '../config.js'
+import { NODE_SERVER_OPTIONS } from '../http/node-server.js'
 import { logger } from '../logger.js'
 import { createService } from '../service.js'
 import { createTelemetry } from '../telemetry/index.js'
@@ -37,7 +38,12 @@ async function main(): Promise<void> {
   })
   const service = createService(config, { telemetry })
   const { app } = service
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host })
+  const server = serve({
+    fetch: app.fetch,
+    port: config.port,
+    hostname: config.host,
+    serverOptions: NODE_SERVER_OPTIONS,
+  })
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', reject)

@@ -92,6 +92,19 @@ describe('facilitator HTTP API', () => {
   )
 })
 
+describe('facilitator request counts', () => {
+  it('counts every request by endpoint, malformed ones included', async () => {
+    const counts = { supported: 0, verify: 0, settle: 0 }
+    const app = createFacilitatorApp(facilitator, counts)
+    await app.request('/supported')
+    await app.request('/verify', { method: 'POST', body: 'not json' })
+    await app.request('/settle', { method: 'POST', body: '{}' })
+    await app.request('/settle', { method: 'POST', body: '{}' })
+    await app.request('/other')
+    expect(counts).toEqual({ supported: 1, verify: 1, settle: 2 })
+  })
+})
+
 describe('startFacilitatorServer', () => {
   it('serves the official HTTPFacilitatorClient and refuses connections after stop()', async () => {
     const server = await startFacilitatorServer(facilitator)

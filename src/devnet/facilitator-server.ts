@@ -20,6 +20,18 @@ export interface FacilitatorServerOptions {
   port?: number
   /** Interface; default `127.0.0.1`. */
   host?: string
+  /** Counts every request by endpoint, so tests can see that /settle was never called. */
+  counts?: FacilitatorRequestCounts
+}
+
+/**
+ * Requests a facilitator server received, by endpoint (malformed ones included). Tests read it
+ * to prove that a refused call never reached /verify or /settle.
+ */
+export interface FacilitatorRequestCounts {
+  supported: number
+  verify: number
+  settle: number
 }
 
 interface FacilitatorRequest {
@@ -42,8 +54,20 @@ interface FacilitatorRequest {
  *
  * Logs method, path, status, scheme, network and duration only, never payloads or payers.
  */
-export function createFacilitatorApp(facilitator: x402Facilitator): Hono {
+export function createFacilitatorApp(
+  facilitator: x402Facilitator,
+  counts?: FacilitatorRequestCounts,
+): Hono {
   const app = new Hono()
+  if (counts) {
+    app.use(async (c, next) => {
+      const endpoint = c.req.path.slice(1)
+      if (endpoint === 'supported' || endpoint === 'verify' || endpoint === 'settle') {
+        counts[endpoint]++
+      }
+      await next()
+    })
+  }
 
   app.get('/supported', (c) => c.json(facilitator.getSupported()))
 
@@ -73,7 +97,9 @@ export async function startFacilitatorServer(
   options: FacilitatorServerOptions = {},
 ): Promise<FacilitatorServer> {
   const host = options.host ?? '127.0.0.1'
-  const server = createServer(getRequestListener(createFacilitatorApp(facilitator).fetch))
+  const server = createServer(
+    getRequestListener(createFacilitatorApp(facilitator, options.counts).fetch),
+  )
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? 0, host, () => {

@@ -1,7 +1,11 @@
 import { x402Facilitator } from '@x402/core/facilitator'
 import { type EvmDevnet, startEvmDevnet } from './evm.js'
 import { registerDevEvmScheme } from './evm-facilitator.js'
-import { type FacilitatorServer, startFacilitatorServer } from './facilitator-server.js'
+import {
+  type FacilitatorRequestCounts,
+  type FacilitatorServer,
+  startFacilitatorServer,
+} from './facilitator-server.js'
 import { freePort } from './ports.js'
 import { registerDevSvmScheme } from './solana/facilitator-scheme.js'
 import { type SolanaDevnet, startSolanaDevnet } from './solana/index.js'
@@ -16,6 +20,8 @@ export interface DevStack {
   solana: SolanaDevnet
   /** Base URL of the facilitator (`/verify`, `/settle`, `/supported`). */
   facilitatorUrl: string
+  /** Requests the facilitator received since the stack started, by endpoint (live counters). */
+  facilitatorRequests: Readonly<FacilitatorRequestCounts>
   /**
    * The service's environment for this stack: FACILITATOR_URL and both payTo addresses (the USDC
    * addresses and the Solana network are the defaults, as on mainnet).
@@ -59,13 +65,18 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     network: solana.network,
   })
   const port = options.facilitatorPort ?? (await freePort())
-  let server: FacilitatorServer | undefined = await startFacilitatorServer(facilitator, { port })
+  const counts: FacilitatorRequestCounts = { supported: 0, verify: 0, settle: 0 }
+  let server: FacilitatorServer | undefined = await startFacilitatorServer(facilitator, {
+    port,
+    counts,
+  })
   const facilitatorUrl = server.url
 
   return {
     evm,
     solana,
     facilitatorUrl,
+    facilitatorRequests: counts,
     serviceEnv: {
       FACILITATOR_URL: facilitatorUrl,
       PAY_TO_EVM: evm.payTo,
@@ -77,7 +88,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       server = undefined
     },
     async startFacilitator() {
-      server ??= await startFacilitatorServer(facilitator, { port })
+      server ??= await startFacilitatorServer(facilitator, { port, counts })
     },
     async stop() {
       await server?.stop()

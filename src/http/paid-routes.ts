@@ -1,7 +1,7 @@
 import { decodePaymentSignatureHeader } from '@x402/core/http'
 import type { Context, Hono } from 'hono'
 import { InvalidJsonError } from '../descriptions/errors.js'
-import type { PaymentGate } from '../payment/gate.js'
+import { MAX_PAYMENT_BYTES, type PaymentGate } from '../payment/gate.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { toHttpFailure } from './failures.js'
 import { settlementHeader } from './headers.js'
@@ -41,14 +41,37 @@ function successBody(result: Uint8Array): Uint8Array<ArrayBuffer> {
   return body
 }
 
-/** `PAYMENT-SIGNATURE` -> decoded PaymentPayload JSON; `null` if it cannot be decoded. */
-function readPayment(c: Context): unknown {
+/** A `PAYMENT-SIGNATURE` as read: absent, decoded (not yet validated), or why it cannot be read. */
+type PresentedPayment =
+  | { payment: unknown; problem?: undefined }
+  | { payment: null; problem: string }
+
+/**
+ * `PAYMENT-SIGNATURE` -> decoded PaymentPayload JSON. The length is checked before decoding
+ * (the server accepts 128 KiB of headers, so that this answer, not a bare 431, reaches a client
+ * that sends too much).
+ */
+function readPayment(c: Context): PresentedPayment {
   const header = c.req.header('PAYMENT-SIGNATURE')
-  if (header === undefined) return undefined
+  if (header === undefined) return { payment: undefined }
+  if (header.length > MAX_PAYMENT_BYTES) {
+    return {
+      payment: null,
+      problem: `PAYMENT-SIGNATURE is ${header.length} bytes; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
+    }
+  }
+  const text = header.trim()
   try {
-    return decodePaymentSignatureHeader(header.trim())
+    return { payment: decodePaymentSignatureHeader(text) }
   } catch {
-    return null
+    // The SDK decoder checks the alphabet, then JSON.parses: tell the client which step failed.
+    const base64 = /^[A-Za-z0-9+/]*={0,2}$/.test(text)
+    return {
+      payment: null,
+      problem: base64
+        ? 'PAYMENT-SIGNATURE is Base64, but not of a JSON PaymentPayload'
+        : 'PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
+    }
   }
 }
 
@@ -73,7 +96,7 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
     }
     const extensions = options.extensionsFor?.(tool)
     app.post(tool.path, async (c) => {
-      const payment = readPayment(c)
+      const { payment, problem } = readPayment(c)
       const text = await c.req.text()
       try {
         let input: unknown
@@ -94,6 +117,7 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
           input,
           payment,
           resource,
+          ...(problem !== undefined ? { paymentProblem: problem } : {}),
           ...(inputProblem ? { inputProblem } : {}),
           ...(extensions ? { extensions } : {}),
         })

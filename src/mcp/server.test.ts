@@ -15,7 +15,7 @@ import {
 import { ToolTimeoutError } from '../runner/errors.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import { resolveAllowList } from './dns-rebinding.js'
-import { registerMcp } from './server.js'
+import { rawArgumentsOf, registerMcp } from './server.js'
 
 // Unit tests of our MCP adapter with the official MCP client: the facilitator is a scripted fake
 // here. test/mcp.e2e.test.ts pays for real on the local chains.
@@ -431,6 +431,49 @@ describe('MCP endpoint: tools/call', () => {
     expect(stopped._meta?.['x402/payment-response']).toBeUndefined()
     expect(slow.calls.settle).toBe(0)
     expect(slow.events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
+  })
+
+  // Found by fuzzing (test/surfaces.fuzz.e2e.test.ts): the SDK's parse of the request dropped an
+  // own "__proto__" key of `arguments`, so MCP accepted and settled a body HTTP refuses.
+  it('checks arguments exactly as sent: an own "__proto__" key is refused, as over HTTP', async () => {
+    const { app, calls } = await setup()
+    const raw = (body: string) =>
+      app.request(`${BASE_URL}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body,
+      })
+    const res = await raw(
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"payload_echo","arguments":{"text":"a","__proto__":{}}}}',
+    )
+    expect(res.status).toBe(200)
+    const { result } = (await res.json()) as { result: { _meta?: Record<string, unknown> } }
+    expect(failureOf(result).input_check).toEqual({
+      valid: false,
+      errors: [{ path: '', message: 'Unrecognized key: "__proto__"' }],
+    })
+    expect(calls.verify + calls.settle).toBe(0)
+    const notJson = await raw('{"jsonrpc":')
+    expect([notJson.status, await notJson.json()]).toEqual([
+      400,
+      { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null },
+    ])
+  })
+
+  it('finds the raw arguments of a call by its id, in one message or a batch', () => {
+    const call = (id: number, args: unknown) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'x', arguments: args },
+    })
+    expect(rawArgumentsOf(call(1, { a: 1 }), 1)).toEqual({ a: 1 })
+    expect(rawArgumentsOf([call(1, { a: 1 }), call(2, { b: 2 })], 2)).toEqual({ b: 2 })
+    expect(rawArgumentsOf(call(1, { a: 1 }), 2)).toBeUndefined()
+    expect(rawArgumentsOf({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, 1)).toBeUndefined()
   })
 
   it('answers an unknown tool with JSON-RPC error -32602', async () => {

@@ -7,6 +7,7 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type RequestId,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ResourceInfo } from '@x402/core/types'
@@ -91,14 +92,22 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
   const listed = { tools: [...entries.values()].map((e) => e.listed) }
   const serverInstructions = instructions(options.tools)
 
-  async function callTool(params: CallToolRequest['params']): Promise<CallToolResult> {
+  /**
+   * @param rawArguments - `arguments` as JSON.parse gave them (see {@link rawArgumentsOf}), so
+   *   that the gate checks exactly what HTTP would: the SDK's own parse of the request rebuilds
+   *   `arguments` and silently drops an own "__proto__" key, which our strict schemas refuse.
+   */
+  async function callTool(
+    params: CallToolRequest['params'],
+    rawArguments: unknown,
+  ): Promise<CallToolResult> {
     const entry = entries.get(params.name)
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`)
     try {
       const { result, settlement } = await gate.execute({
         tool: entry.tool,
         transport: 'mcp',
-        input: params.arguments,
+        input: rawArguments === undefined ? params.arguments : rawArguments,
         payment: params._meta?.[PAYMENT_META_KEY],
         resource: entry.resource,
         extensions: entry.extensions,
@@ -113,6 +122,16 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
   }
 
   return async function handleMcp(request: Request): Promise<Response> {
+    // The body is parsed here, not by the transport, to keep the raw `arguments` (the app's body
+    // limit has already applied). Text that is not JSON goes to the transport as it came, for
+    // its own JSON-RPC parse error.
+    const text = await request.text()
+    let parsedBody: unknown
+    try {
+      parsedBody = JSON.parse(text)
+    } catch {
+      parsedBody = undefined
+    }
     const server = new McpServer(
       { name: 'payload-tools', title: SERVICE.name, version },
       { instructions: serverInstructions },
@@ -122,7 +141,9 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
     // The catalogue is fixed for the life of the process, hence listChanged: false.
     server.server.registerCapabilities({ tools: { listChanged: false } })
     server.server.setRequestHandler(ListToolsRequestSchema, () => listed)
-    server.server.setRequestHandler(CallToolRequestSchema, (req) => callTool(req.params))
+    server.server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+      callTool(req.params, rawArgumentsOf(parsedBody, extra.requestId)),
+    )
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -131,11 +152,29 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
     try {
       await server.connect(transport)
       // In JSON-response mode the Response is complete once this resolves.
-      return await transport.handleRequest(request)
+      if (parsedBody !== undefined) return await transport.handleRequest(request, { parsedBody })
+      const { url, method, headers } = request
+      return await transport.handleRequest(new Request(url, { method, headers, body: text }))
     } finally {
       await server.close()
     }
   }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * The `params.arguments` of the `tools/call` request `id` in a parsed JSON-RPC body (one message
+ * or a batch), exactly as JSON.parse built them; `undefined` when absent.
+ *
+ * @example rawArgumentsOf(JSON.parse('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"payload_hash","arguments":{"__proto__":1}}}'), 1)
+ * // { ['__proto__']: 1 } as an own key
+ */
+export function rawArgumentsOf(body: unknown, id: RequestId): unknown {
+  const messages = Array.isArray(body) ? body : [body]
+  const call = messages.find((m) => isObject(m) && m.method === 'tools/call' && m.id === id)
+  return isObject(call) && isObject(call.params) ? call.params.arguments : undefined
 }
 
 /**

@@ -44,8 +44,8 @@ export type PaymentRequiredCode =
  *
  * Codes:
  * - `payment_required`: no payment was presented;
- * - `invalid_payment`: the payment could not be decoded or matches none of the offered rails
- *   (wrong amount, network, asset or payTo);
+ * - `invalid_payment`: the payment could not be decoded, is over 32 KiB, or matches none of the
+ *   offered rails (wrong scheme, network, amount, asset or payTo);
  * - `payment_verification_failed`: the facilitator rejected it (its reason, e.g.
  *   `insufficient_funds`, is passed unchanged in PaymentRequired.error);
  * - `duplicate_settlement`: the same payment is being settled or was settled in the last 120 s;

@@ -18,7 +18,7 @@ import {
   ShuttingDownError,
 } from './errors.js'
 import { createFacilitatorLink } from './facilitator.js'
-import { createPaymentGate } from './gate.js'
+import { createPaymentGate, MAX_PAYMENT_BYTES, mismatch } from './gate.js'
 import { createMemoryGuard, DUPLICATE_WINDOW_MS } from './guard.js'
 
 // Unit tests of our own adapter: the facilitator is a scripted fake (test/helpers/fakes.ts).
@@ -172,7 +172,60 @@ describe('payment gate', () => {
     payment.accepted = { ...payment.accepted, amount: '999' }
     const e = (await rejection(call({ text: 'a' }, payment))) as PaymentRequiredError
     expect(e.code).toBe('invalid_payment')
+    expect(e.message).toBe(
+      'The payment matches none of the offered rails: amount "999" is not the offered "1000" for exact on eip155:8453',
+    )
     expect(calls.verify).toBe(0)
+  })
+
+  it('names the field a non-matching payment departs in', async () => {
+    const { link, pay } = setup()
+    const offers = await (await link.ready()).accepts('1000')
+    const { accepted } = await pay()
+    expect(mismatch(offers, { ...accepted, scheme: 'upto' })).toBe(
+      'scheme "upto" is not offered (offered: "exact")',
+    )
+    expect(mismatch(offers, { ...accepted, network: 'eip155:1' })).toBe(
+      `network "eip155:1" is not offered (offered: "eip155:8453", "${SOLANA}")`,
+    )
+    expect(mismatch(offers, { ...accepted, payTo: '0x0' })).toBe(
+      `payTo "0x0" is not the offered "${accepted.payTo}" for exact on eip155:8453`,
+    )
+    expect(mismatch(offers, { ...accepted, maxTimeoutSeconds: 1 })).toBe(
+      'its accepted requirements (maxTimeoutSeconds or extra) differ from the offered ones',
+    )
+  })
+
+  it(`refuses a payment over ${MAX_PAYMENT_BYTES} bytes of JSON, or one that could not be read, before any facilitator call`, async () => {
+    const { call, calls, pay } = setup()
+    const payment = { ...(await pay()), padding: 'x'.repeat(MAX_PAYMENT_BYTES) }
+    const big = (await rejection(call({ text: 'a' }, payment))) as PaymentRequiredError
+    expect([big.code, big.message]).toEqual([
+      'invalid_payment',
+      `The payment is ${JSON.stringify(payment).length} bytes as JSON; the limit is 32 KiB`,
+    ])
+    let deep: unknown = 1
+    for (let i = 0; i < 100_000; i++) deep = [deep]
+    const nested = (await rejection(
+      call({ text: 'a' }, { x402Version: 2, deep }),
+    )) as PaymentRequiredError
+    expect(nested.message).toBe('The payment is too deeply nested as JSON; the limit is 32 KiB')
+    const unread = (await rejection(
+      setup().gate.execute({
+        tool: echoTool as ToolDefinition,
+        transport: 'http',
+        input: { text: 'a' },
+        payment: null,
+        paymentProblem: 'PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
+        resource: { url: 'http://svc/echo', description: 'Echo', mimeType: 'application/json' },
+      }),
+    )) as PaymentRequiredError
+    expect([unread.code, unread.message, unread.paymentRequired.error]).toEqual([
+      'invalid_payment',
+      'The payment could not be read: PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
+      'invalid_payload',
+    ])
+    expect(calls.verify + calls.settle).toBe(0)
   })
 
   it('rejects a payment that is not a PaymentPayload', async () => {

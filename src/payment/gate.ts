@@ -24,6 +24,14 @@ import {
 import type { FacilitatorLink, LiveState } from './facilitator.js'
 import { paymentKey, type SettlementGuard } from './guard.js'
 
+/**
+ * Largest PaymentPayload accepted, in bytes of its JSON (32 KiB), and of the Base64
+ * `PAYMENT-SIGNATURE` that carries it over HTTP. A real one, with the `accepted` requirements,
+ * `resource` and bazaar `extensions` it echoes, is a few KiB; anything larger is refused before
+ * it is decoded, validated or sent to the facilitator.
+ */
+export const MAX_PAYMENT_BYTES = 32 * 1024
+
 /** Outcome of a verified paid call, as recorded by telemetry. */
 export type PaymentOutcome = 'verified' | 'settled' | 'settle_failed' | 'tool_failed_unsettled'
 
@@ -56,6 +64,11 @@ export interface PaidCall {
   inputProblem?: string
   /** The presented PaymentPayload (decoded, not yet validated); `undefined` when none. */
   payment: unknown
+  /**
+   * Why a presented payment could not be read at all (HTTP: an over-long, non-Base64 or non-JSON
+   * PAYMENT-SIGNATURE); the call is refused with `invalid_payment` and this reason.
+   */
+  paymentProblem?: string
   /** `resource` of the PaymentRequired (url is the public endpoint URL or the MCP tool URL). */
   resource: ResourceInfo
   /** PaymentRequired extensions (bazaar discovery info). */
@@ -121,6 +134,46 @@ export interface PaymentGateOptions {
    * so that no payment is settled without its reply being sent. Always true when absent.
    */
   canSettle?: () => boolean
+}
+
+/** UTF-8 size of a value's JSON; Infinity when it has none (nested too deep to serialise). */
+function jsonBytes(value: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(value) ?? '')
+  } catch {
+    return Number.POSITIVE_INFINITY
+  }
+}
+
+const REQUIREMENT_FIELDS = ['scheme', 'network', 'amount', 'asset', 'payTo'] as const
+
+/**
+ * Which field of the `accepted` requirements a payment echoes departs from what was offered: the
+ * scheme or network when no offer has it, else the first of amount, asset and payTo that differs
+ * from the offer for that network.
+ *
+ * @example mismatch(offers, { ...offers[0], amount: '999' })
+ * // 'amount "999" is not the offered "1000" for exact on eip155:8453'
+ */
+export function mismatch(
+  offers: readonly PaymentRequirements[],
+  accepted: PaymentRequirements,
+): string {
+  const offered = (field: 'scheme' | 'network') =>
+    [...new Set(offers.map((offer) => offer[field]))].map((v) => JSON.stringify(v)).join(', ')
+  if (!offers.some((offer) => offer.scheme === accepted.scheme)) {
+    return `scheme ${JSON.stringify(accepted.scheme)} is not offered (offered: ${offered('scheme')})`
+  }
+  const offer = offers.find((o) => o.scheme === accepted.scheme && o.network === accepted.network)
+  if (!offer) {
+    return `network ${JSON.stringify(accepted.network)} is not offered (offered: ${offered('network')})`
+  }
+  for (const field of REQUIREMENT_FIELDS) {
+    if (offer[field] !== accepted[field]) {
+      return `${field} ${JSON.stringify(accepted[field])} is not the offered ${JSON.stringify(offer[field])} for ${offer.scheme} on ${offer.network}`
+    }
+  }
+  return 'its accepted requirements (maxTimeoutSeconds or extra) differ from the offered ones'
 }
 
 /**
@@ -198,6 +251,13 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       state.server.createPaymentRequiredResponse(requirements, call.resource, error, extensions)
     const offer = offered(state, call, () => paymentRequired('Payment required'))
 
+    if (call.paymentProblem !== undefined) {
+      throw new PaymentRequiredError(
+        'invalid_payment',
+        `The payment could not be read: ${call.paymentProblem}`,
+        await paymentRequired('invalid_payload'),
+      )
+    }
     if (call.payment === undefined) {
       const inputCheck: InputCheck | undefined = call.inputProblem
         ? { valid: false, errors: [{ path: '', message: call.inputProblem }] }
@@ -212,11 +272,21 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       )
     }
 
-    const decoded = PaymentPayloadV2Schema.safeParse(call.payment)
-    if (!decoded.success) {
+    const size = jsonBytes(call.payment)
+    if (size > MAX_PAYMENT_BYTES) {
       throw new PaymentRequiredError(
         'invalid_payment',
-        'The payment is not a valid x402 v2 PaymentPayload',
+        `The payment is ${Number.isFinite(size) ? `${size} bytes` : 'too deeply nested'} as JSON; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
+        await paymentRequired('invalid_payload'),
+      )
+    }
+    const decoded = PaymentPayloadV2Schema.safeParse(call.payment)
+    if (!decoded.success) {
+      const issue = decoded.error.issues[0]
+      const where = issue?.path.length ? ` at ${issue.path.join('.')}` : ''
+      throw new PaymentRequiredError(
+        'invalid_payment',
+        `The payment is not a valid x402 v2 PaymentPayload${issue ? `: ${issue.message}${where}` : ''}`,
         await paymentRequired('invalid_payload'),
       )
     }
@@ -230,7 +300,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     if (!matched) {
       throw new PaymentRequiredError(
         'invalid_payment',
-        'The payment matches none of the offered rails (scheme, network, amount, asset or payTo)',
+        `The payment matches none of the offered rails: ${mismatch(requirements, payment.accepted)}`,
         await paymentRequired('No matching payment requirements'),
       )
     }

@@ -22,6 +22,11 @@ export const TOOL_ERROR_CODES = {
     tools: 'pipeline',
     meaning: 'url_decode on a "%" not followed by two hex digits.',
   },
+  number_out_of_range: {
+    tools: 'json-validate, jwt-inspect, pipeline',
+    meaning:
+      'A JSON number beyond the IEEE 754 double range (such as 1e400), which parsing would turn into Infinity; details.field is its JSON Pointer.',
+  },
   json_parse_failed: {
     tools: 'pipeline',
     meaning:

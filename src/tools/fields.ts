@@ -20,6 +20,25 @@ export function utf8Text(options: { maxBytes: number; description: string }) {
     .describe(options.description)
 }
 
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * A JSON object field passed to the tool exactly as parsed. `z.record` would rebuild the object
+ * and silently drop an own `"__proto__"` key (Zod guards its output's prototype that way), so a
+ * schema `{"__proto__": …}` would lose a keyword before json-validate could refuse it. The
+ * generated JSON Schema is the one `z.record(z.string(), z.unknown())` gives.
+ *
+ * @example jsonObject('JSON Schema as an object').parse(JSON.parse('{"__proto__":1}')) // own key kept
+ */
+export function jsonObject(description: string): z.ZodType<Record<string, unknown>> {
+  return z
+    .unknown()
+    .refine(isJsonObject, { message: 'Invalid input: expected object' })
+    .meta({ type: 'object', propertyNames: { type: 'string' }, additionalProperties: {} })
+    .describe(description) as z.ZodType<Record<string, unknown>>
+}
+
 /** SHA-2 algorithm names accepted by hash and hmac (SPEC 2.2). */
 export const digestAlgorithm = z.enum(['SHA-256', 'SHA-384', 'SHA-512'])
 

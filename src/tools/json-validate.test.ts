@@ -209,4 +209,31 @@ describe('jsonValidate', () => {
     expect(jsonValidateInput.safeParse({ value: null, schema: {} }).success).toBe(true)
     expect(jsonValidateInput.safeParse({ value: 1, schema: {}, extra: 1 }).success).toBe(false)
   })
+
+  // Found by fuzzing (test/tools.fuzz.test.ts): z.record rebuilt the schema object and dropped an
+  // own "__proto__" key, so the schema below validated everything instead of being refused.
+  it('refuses a "__proto__" keyword at the schema root, as parsed from JSON', () => {
+    const body = JSON.parse('{"value": 5, "schema": {"__proto__": {"type": "string"}}}')
+    const parsed = jsonValidateInput.parse(body)
+    expect(Object.hasOwn(parsed.schema, '__proto__')).toBe(true)
+    const error = toolErrorOf(() => jsonValidate(parsed))
+    expect([error.code, error.details]).toEqual([
+      'unsupported_keyword',
+      { keyword: '__proto__', schemaLocation: '/__proto__' },
+    ])
+    expect(jsonValidateInput.safeParse({ value: 1, schema: [] }).error?.issues).toEqual([
+      { code: 'custom', path: ['schema'], message: 'Invalid input: expected object' },
+    ])
+  })
+
+  // Found by fuzzing: JSON.parse turns 1e400 into Infinity, which the evaluator then compared.
+  it('refuses numbers beyond the double range in value and schema', () => {
+    const body = jsonValidateInput.parse(JSON.parse('{"value": {"a": [1e400]}, "schema": {}}'))
+    const error = toolErrorOf(() => jsonValidate(body))
+    expect([error.code, error.details]).toEqual(['number_out_of_range', { field: '/value/a/0' }])
+    const schema = jsonValidateInput.parse(
+      JSON.parse('{"value": 1, "schema": {"maximum": -1e400}}'),
+    )
+    expect(toolErrorOf(() => jsonValidate(schema)).details).toEqual({ field: '/schema/maximum' })
+  })
 })

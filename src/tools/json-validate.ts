@@ -1,5 +1,6 @@
 import { type OutputUnit, type Schema, validate } from '@cfworker/json-schema'
 import { z } from 'zod'
+import { jsonObject } from './fields.js'
 import { resolveRefs } from './json-schema/refs.js'
 import { MAX_SCHEMA_NESTING, type SchemaObject, scanSchema } from './json-schema/scan.js'
 import { inspectJson } from './json-value.js'
@@ -25,11 +26,9 @@ export const MAX_UNIQUE_ITEMS = 10_000
 export const jsonValidateInput = z
   .object({
     value: z.unknown().describe('The JSON value to validate.'),
-    schema: z
-      .record(z.string(), z.unknown())
-      .describe(
-        'JSON Schema draft 2020-12 as an object, using only the supported keywords and local "#..." references.',
-      ),
+    schema: jsonObject(
+      'JSON Schema draft 2020-12 as an object, using only the supported keywords and local "#..." references.',
+    ),
   })
   .strict()
 
@@ -92,7 +91,8 @@ function toError(unit: OutputUnit): JsonValidateResult['errors'][number] {
  * // { valid: false, error_count: 1, truncated: false, errors: [{ instanceLocation: '', keyword: 'required', ... }] }
  * @throws {ToolError} `schema_too_large`, `schema_too_deep`, `value_too_deep`, `value_too_large`,
  *   `invalid_unicode`, `unsupported_keyword`, `unsupported_ref`, `unsupported_dialect`,
- *   `invalid_schema`, `unresolved_ref`, `ref_cycle`, `validation_too_complex`
+ *   `invalid_schema`, `unresolved_ref`, `ref_cycle`, `validation_too_complex`,
+ *   `number_out_of_range`
  */
 export function jsonValidate(input: JsonValidateInput): JsonValidateResult {
   inspectJson(input.schema, {

@@ -35,7 +35,8 @@ function pointerOf(frame: Frame | undefined, field: string): string {
  * @param options.field - JSON Pointer prefix used in error details, e.g. "/value"
  * @param options.tooDeep - error code when nesting exceeds `maxDepth`
  * @throws {ToolError} `invalid_unicode` with `{ field, offset }`, where field is the JSON Pointer of
- *   the string or of the object holding the bad key; `tooDeep` with `{ field, limit }`
+ *   the string or of the object holding the bad key; `tooDeep` with `{ field, limit }`;
+ *   `number_out_of_range` with `{ field }` (see {@link assertFiniteNumbers})
  */
 export function inspectJson(
   value: unknown,
@@ -47,6 +48,10 @@ export function inspectJson(
     const current = frame.value
     if (typeof current === 'string') {
       checkString(current, frame, options.field)
+      continue
+    }
+    if (typeof current === 'number') {
+      if (!Number.isFinite(current)) outOfRange(pointerOf(frame, options.field))
       continue
     }
     if (current === null || typeof current !== 'object') continue
@@ -94,4 +99,36 @@ function checkString(text: string, frame: Frame, prefix: string): void {
     `${field || 'value'} is not well-formed Unicode: lone surrogate at offset ${offset}`,
     { field, offset },
   )
+}
+
+function outOfRange(field: string): never {
+  throw new ToolError(
+    'number_out_of_range',
+    `${field || 'value'} is a number beyond the IEEE 754 double range (such as 1e400), which JSON parsing turns into Infinity`,
+    { field },
+  )
+}
+
+/**
+ * Rejects a parsed JSON value holding a number that overflowed to Infinity: `JSON.parse('1e400')`
+ * gives Infinity, which JSON.stringify writes as `null` and RFC 8785 cannot canonicalise, so a
+ * result would silently show another value than the one sent. Iterative, like {@link inspectJson}
+ * (which checks the same and more); this one checks numbers only.
+ *
+ * @example assertFiniteNumbers(JSON.parse('{"exp":1e400}'), '/claims') // throws, field "/claims/exp"
+ * @throws {ToolError} `number_out_of_range` with `{ field }`, the JSON Pointer of the number
+ */
+export function assertFiniteNumbers(value: unknown, field: string): void {
+  const stack: Frame[] = [{ value, depth: 0, parent: undefined, key: '' }]
+  for (let frame = stack.pop(); frame; frame = stack.pop()) {
+    const current = frame.value
+    if (typeof current === 'number') {
+      if (!Number.isFinite(current)) outOfRange(pointerOf(frame, field))
+      continue
+    }
+    if (current === null || typeof current !== 'object') continue
+    for (const [key, child] of Object.entries(current)) {
+      stack.push({ value: child, depth: frame.depth + 1, parent: frame, key })
+    }
+  }
 }

@@ -131,4 +131,17 @@ describe('jwtInspect', () => {
       'token is 16385 characters; the limit is 16384',
     )
   })
+
+  // Found by fuzzing (test/tools.fuzz.test.ts): a claim of 1e400 became Infinity, which the JSON
+  // response then showed as null.
+  it('refuses header or claim numbers beyond the double range', () => {
+    const b64 = (text: string) => Buffer.from(text).toString('base64url')
+    const withClaims = `${b64('{"alg":"none"}')}.${b64('{"a":1e400}')}.`
+    const error = toolErrorOf(() => jwtInspect({ token: withClaims }, fixedEnv))
+    expect([error.code, error.details]).toEqual(['number_out_of_range', { field: '/claims/a' }])
+    const withHeader = `${b64('{"alg":"none","x":[-1e999]}')}.${b64('{}')}.`
+    expect(toolErrorOf(() => jwtInspect({ token: withHeader }, fixedEnv)).details).toEqual({
+      field: '/header/x/0',
+    })
+  })
 })

@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { z } from 'zod'
+import { assertFiniteNumbers } from './json-value.js'
 import { KiB } from './limits.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from './types.js'
 import { assertWellFormed } from './unicode.js'
@@ -150,7 +151,8 @@ function validityOf(timestamps: Timestamps, now: number): JwtInspectResult['vali
  * @example jwtInspect({ token: 'eyJhbGciOiJub25lIn0.eyJleHAiOjF9.' }, { nowSeconds: () => 2 })
  * // { type: 'JWS', unsecured: true, validity: { now: 2, status: 'expired', expires_in_seconds: -1 }, ... }
  * @throws {ToolError} `invalid_unicode`; `invalid_jwt` for anything that is not a compact JWS/JWE
- *   with a JSON object header and claims set
+ *   with a JSON object header and claims set; `number_out_of_range` for a header or claim number
+ *   such as 1e400, which would show as null
  */
 export function jwtInspect(input: JwtInspectInput, env: ToolEnv): JwtInspectResult {
   assertWellFormed(input.token, 'token')
@@ -165,6 +167,7 @@ export function jwtInspect(input: JwtInspectInput, env: ToolEnv): JwtInspectResu
       segment: 1,
     })
   }
+  assertFiniteNumbers(header, '/header')
   const now = env.nowSeconds()
   const alg = header.alg
   const unsecured = typeof alg === 'string' && alg.toLowerCase() === 'none'
@@ -198,6 +201,7 @@ export function jwtInspect(input: JwtInspectInput, env: ToolEnv): JwtInspectResu
       segment: 2,
     })
   }
+  assertFiniteNumbers(claims, '/claims')
   const signatureBytes = Buffer.from(segments[2] as string, 'base64url').length
   if (unsecured && signatureBytes > 0) {
     warnings.push(

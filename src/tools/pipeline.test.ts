@@ -272,4 +272,39 @@ describe('pipelineInput', () => {
       pipelineInput.safeParse({ input: 'x'.repeat(1024 * 1024 + 1), operations: [op] }).success,
     ).toBe(false)
   })
+
+  // Found by fuzzing (test/tools.fuzz.test.ts): JSON.parse turns 1e400 into Infinity; canonicalize
+  // then threw a plain Error (a 400 tool_failed instead of a documented code), and a json output
+  // showed the number as null.
+  it('refuses numbers beyond the double range in input and in parsed JSON', () => {
+    const body = pipelineInput.parse(
+      JSON.parse('{"input":{"a":1e400},"operations":[{"type":"sha256"}]}'),
+    )
+    const fromInput = toolErrorOf(() => pipeline(body))
+    expect([fromInput.code, fromInput.details]).toEqual([
+      'number_out_of_range',
+      { field: '/input/a' },
+    ])
+    const parsed = toolErrorOf(() => run('[1e400]', 'json_parse'))
+    expect([parsed.code, parsed.message, parsed.details]).toEqual([
+      'number_out_of_range',
+      'operations[0] (json_parse): /0 is a number beyond the IEEE 754 double range (such as 1e400), which JSON parsing turns into Infinity',
+      { field: '/0', step: 0, op: 'json_parse' },
+    ])
+    // The fuzzer's own counterexample: hex of hex of a digest is 512 digits, one huge number.
+    const digits = toolErrorOf(() =>
+      run(null, 'sha512', 'hex_encode', 'hex_encode', 'json_parse', 'base64_encode'),
+    )
+    expect([digits.code, digits.details]).toEqual([
+      'number_out_of_range',
+      { field: '', step: 3, op: 'json_parse' },
+    ])
+    const overflow = toolErrorOf(() =>
+      run(`1${'0'.repeat(400)}`, 'json_parse', 'json_canonicalize'),
+    )
+    expect([overflow.code, overflow.details]).toEqual([
+      'number_out_of_range',
+      { field: '', step: 0, op: 'json_parse' },
+    ])
+  })
 })

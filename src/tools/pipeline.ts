@@ -96,9 +96,10 @@ function sizeOf(value: PipelineValue): number {
  *
  * @example pipeline({ input: 'foobar', operations: [{ type: 'base64_encode' }, { type: 'hex_encode' }] })
  * // { output_type: 'text', output: '5a6d3976596d4679', steps: [...] }
- * @throws {ToolError} `invalid_unicode`, `input_too_deep`, and with `{ step, op }` in details:
- *   `invalid_base64`, `invalid_hex`, `invalid_url_encoding` (plus `offset`), `json_parse_failed`,
- *   `json_too_deep`, `intermediate_too_large`
+ * @throws {ToolError} `invalid_unicode`, `input_too_deep`, `number_out_of_range`, and with
+ *   `{ step, op }` in details: `invalid_base64`, `invalid_hex`, `invalid_url_encoding` (plus
+ *   `offset`), `json_parse_failed`, `json_too_deep`, `number_out_of_range`,
+ *   `intermediate_too_large`
  */
 export function pipeline(input: PipelineInput): PipelineResult {
   inspectJson(input.input, { field: '/input', maxDepth: MAX_JSON_DEPTH, tooDeep: 'input_too_deep' })

@@ -64,9 +64,11 @@ describe('textDiff', () => {
     const result = textDiff({ before: 'a\r\nb\r\n', after: 'a\nb\n' })
     expect(result).toMatchObject({
       identical: true,
-      unified: '',
+      summary: { added: 0, removed: 0, modified: 0, unchanged: 2 },
       line_endings: { before: 'crlf', after: 'lf' },
     })
+    // The unified diff is a patch of the exact bytes: the endings changed, so the lines did.
+    expect(result.unified).toBe('--- before\n+++ after\n@@ -1,2 +1,2 @@\n-a\r\n-b\r\n+a\n+b\n')
     expect(textDiff({ before: 'a\r\nb\n', after: 'a' }).line_endings).toEqual({
       before: 'mixed',
       after: 'none',

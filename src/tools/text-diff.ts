@@ -85,7 +85,9 @@ export const textDiffOutput = z.object({
     ),
   unified: z
     .string()
-    .describe('Unified diff (--- before, +++ after, 3 lines of context); "" when identical.'),
+    .describe(
+      'Unified diff (--- before, +++ after, 3 lines of context) of the exact texts: lines keep their own endings, so GNU patch turns before into after byte for byte; "" when they are equal byte for byte.',
+    ),
   line_endings: z.object({ before: lineEndings, after: lineEndings }),
   no_newline_at_eof: z.object({ before: z.boolean(), after: z.boolean() }),
 })
@@ -95,7 +97,13 @@ export type TextDiffResult = z.output<typeof textDiffOutput>
 type DiffLine = TextDiffResult['lines'][number]
 
 interface Side {
+  /** The lines without their line ending (CRLF normalised to LF): what `lines` reports. */
   lines: string[]
+  /**
+   * The lines as in the text without their "\n": a CRLF line keeps its "\r". What `unified`
+   * holds, so that GNU patch reproduces the exact bytes.
+   */
+  raw: string[]
   /** Comparison keys: the line, except a final line without newline, which never equals one with. */
   keys: string[]
   endings: z.output<typeof lineEndings>
@@ -103,29 +111,37 @@ interface Side {
 }
 
 function readSide(text: string): Side {
+  if (text === '') return { lines: [], raw: [], keys: [], endings: 'none', noNewlineAtEof: false }
+  const raw = text.split('\n')
+  const noNewlineAtEof = !text.endsWith('\n')
+  if (!noNewlineAtEof) raw.pop()
   let crlf = 0
   let lf = 0
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) {
-    if (i > 0 && text.charCodeAt(i - 1) === 0x0d) crlf++
-    else lf++
-  }
+  // Every line but an unterminated last one ended in "\n"; a "\r" right before it makes a CRLF.
+  const terminated = noNewlineAtEof ? raw.length - 1 : raw.length
+  const lines = raw.map((line, k) => {
+    if (k === terminated) return line
+    if (line.endsWith('\r')) {
+      crlf++
+      return line.slice(0, -1)
+    }
+    lf++
+    return line
+  })
   const endings = crlf > 0 && lf > 0 ? 'mixed' : crlf > 0 ? 'crlf' : lf > 0 ? 'lf' : 'none'
-  const normalized = crlf > 0 ? text.replace(/\r\n/g, '\n') : text
-  if (normalized === '') return { lines: [], keys: [], endings, noNewlineAtEof: false }
-  const lines = normalized.split('\n')
-  const noNewlineAtEof = !normalized.endsWith('\n')
-  if (!noNewlineAtEof) lines.pop()
   const keys = [...lines]
   // Lines never contain "\n", so this key cannot collide with any complete line.
   if (noNewlineAtEof) keys[keys.length - 1] = `\n${lines[lines.length - 1]}`
-  return { lines, keys, endings, noNewlineAtEof }
+  return { lines, raw, keys, endings, noNewlineAtEof }
 }
 
 /**
  * Line diff of `before` and `after` (CRLF normalised to LF), classifying each line as added,
  * removed, modified (a removed run paired with the added run right after it) or unchanged, plus a
  * unified diff. A last line that differs only in its trailing newline counts as changed, as in
- * GNU diff.
+ * GNU diff. The unified diff follows the same alignment but keeps every line's own ending, so
+ * that GNU patch applied to `before` gives `after` byte for byte (a pair that only differs in CRLF
+ * versus LF is unchanged in `lines` and a removal plus an addition there).
  *
  * @example textDiff({ before: 'a\nb\n', after: 'a\nc\n' }).summary
  * // { added: 0, removed: 0, modified: 1, unchanged: 1 }
@@ -138,28 +154,40 @@ export function textDiff(input: TextDiffInput): TextDiffResult {
   const b = readSide(input.after)
   const { matches, approximate } = alignLines(a.keys, b.keys, DIFF_TIMEOUT_MS)
 
+  // The edit script of the unified diff, over the exact lines (`raw`): a pair that matches only
+  // after CRLF normalisation is a change there, or GNU patch would keep the old line ending.
+  // Removals and additions are buffered up to the next kept line, so that each change reads as
+  // its "-" lines followed by its "+" lines.
   const ops: EditOp[] = []
-  const lines: DiffLine[] = []
-  const summary = { added: 0, removed: 0, modified: 0, unchanged: 0 }
+  const removals: EditOp[] = []
+  const additions: EditOp[] = []
   const lastA = a.lines.length - 1
   const lastB = b.lines.length - 1
+  const remove = (k: number) =>
+    removals.push({
+      kind: '-',
+      text: a.raw[k] as string,
+      noNewline: a.noNewlineAtEof && k === lastA,
+    })
+  const add = (k: number) =>
+    additions.push({
+      kind: '+',
+      text: b.raw[k] as string,
+      noNewline: b.noNewlineAtEof && k === lastB,
+    })
+  const flush = () => {
+    ops.push(...removals, ...additions)
+    removals.length = 0
+    additions.length = 0
+  }
+
+  const lines: DiffLine[] = []
+  const summary = { added: 0, removed: 0, modified: 0, unchanged: 0 }
   let i = 0
   let j = 0
   for (const [mi, mj] of [...matches, [a.lines.length, b.lines.length] as const]) {
-    for (let k = i; k < mi; k++) {
-      ops.push({
-        kind: '-',
-        text: a.lines[k] as string,
-        noNewline: a.noNewlineAtEof && k === lastA,
-      })
-    }
-    for (let k = j; k < mj; k++) {
-      ops.push({
-        kind: '+',
-        text: b.lines[k] as string,
-        noNewline: b.noNewlineAtEof && k === lastB,
-      })
-    }
+    for (let k = i; k < mi; k++) remove(k)
+    for (let k = j; k < mj; k++) add(k)
     const pairs = Math.min(mi - i, mj - j)
     for (let p = 0; p < pairs; p++) {
       lines.push({
@@ -181,13 +209,24 @@ export function textDiff(input: TextDiffInput): TextDiffResult {
     summary.added += mj - j - pairs
     if (mi < a.lines.length) {
       const text = a.lines[mi] as string
-      ops.push({ kind: ' ', text, noNewline: a.noNewlineAtEof && mi === lastA })
+      if (a.raw[mi] === b.raw[mj]) {
+        flush()
+        ops.push({
+          kind: ' ',
+          text: a.raw[mi] as string,
+          noNewline: a.noNewlineAtEof && mi === lastA,
+        })
+      } else {
+        remove(mi)
+        add(mj)
+      }
       lines.push({ type: 'unchanged', old_line: mi + 1, new_line: mj + 1, text })
       summary.unchanged++
     }
     i = mi + 1
     j = mj + 1
   }
+  flush()
 
   return {
     identical: summary.unchanged === a.lines.length && summary.unchanged === b.lines.length,

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { loadConfig } from '../../src/config.js'
 import { type DevStack, startDevStack } from '../../src/devnet/stack.js'
+import { NODE_SERVER_OPTIONS } from '../../src/http/node-server.js'
 import type { PaymentEvent } from '../../src/payment/gate.js'
 import { createService, type Service, type ServiceOverrides } from '../../src/service.js'
 import type { ToolEnv } from '../../src/tools/types.js'
@@ -30,7 +31,12 @@ export async function startService(
   let service: Service | undefined
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve(
-      { fetch: (req) => (service as Service).app.fetch(req), port: 0, hostname: '127.0.0.1' },
+      {
+        fetch: (req) => (service as Service).app.fetch(req),
+        port: 0,
+        hostname: '127.0.0.1',
+        serverOptions: NODE_SERVER_OPTIONS,
+      },
       () => resolve(s),
     )
   })

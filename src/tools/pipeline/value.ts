@@ -26,10 +26,11 @@ export function toBytes(current: PipelineValue): Uint8Array {
 
 /**
  * Parses UTF-8 bytes as JSON (RFC 8259), strictly: invalid UTF-8 is an error rather than U+FFFD,
- * and a BOM is not skipped. The result is depth-checked because canonicalisation recurses.
+ * and a BOM is not skipped. The result is depth-checked because canonicalisation recurses, and a
+ * number that overflows to Infinity (1e400) is refused, since RFC 8785 cannot write it.
  *
  * @throws {ToolError} `json_parse_failed` `{ reason: 'utf8' | 'syntax' }`, `invalid_unicode`,
- *   `json_too_deep`
+ *   `json_too_deep`, `number_out_of_range`
  */
 export function parseJsonBytes(bytes: Uint8Array): unknown {
   const text = utf8DecodeStrict(bytes)

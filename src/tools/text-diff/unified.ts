@@ -3,6 +3,10 @@ import { FILE_HEADERS_ONLY, formatPatch, type StructuredPatchHunk } from 'diff'
 /** One line of an edit script: kept (' '), removed ('-') or added ('+'). */
 export interface EditOp {
   kind: ' ' | '-' | '+'
+  /**
+   * The line exactly as in its text, without the "\n" that ends it: a CRLF line keeps its "\r",
+   * or GNU patch would reject the hunk (context) or write LF where the new text has CRLF.
+   */
   text: string
   /** This is the last line of its file(s) and has no trailing newline. */
   noNewline: boolean
