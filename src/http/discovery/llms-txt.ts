@@ -2,7 +2,7 @@ import { formatBytes } from '../../tools/limits.js'
 import type { ToolDefinition } from '../../tools/types.js'
 import type { ErrorCodeDoc } from './error-codes.js'
 import { toolExample } from './examples.js'
-import { httpPaymentSteps, mcpPaymentSteps } from './guidance.js'
+import { httpPaymentSteps, mcpBridgeSteps, mcpPaymentSteps } from './guidance.js'
 import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from './service-info.js'
 
 /** Options of {@link buildLlmsTxt}. */
@@ -91,6 +91,10 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     '## Paying over MCP',
     '',
     ...mcpPaymentSteps(base).map((step, i) => `${i + 1}. ${step}`),
+    '',
+    '## MCP clients that cannot pay: the stdio bridge',
+    '',
+    ...mcpBridgeSteps(base).map((step) => `- ${step}`),
     '',
     '## Error codes',
     '',
