@@ -100,7 +100,9 @@ async function main(): Promise<void> {
   )
   out(`    npm run pay -- --rail solana pipeline '{"input":"hi","operations":[{"type":"sha256"}]}'`)
   out(`  PAYLOAD_TOOLS_URL=${base} PAYER_PRIVATE_KEY=${evmPayer.privateKey} \\`)
-  out(`    npx payload-tools-mcp call hash '{"input":"abc"}'  # the MCP bridge as a CLI`)
+  out(
+    `    node clients/mcp-bridge/dist/bin.js call hash '{"input":"abc"}'  # the MCP bridge as a CLI`,
+  )
   out(`  curl ${base}/health`)
   out(`  curl ${base}/stats`)
   out(`  open ${base}/  (landing page with live figures)`)

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-import { runCall, USAGE, UsageError } from './cli.js'
 import { ConfigError, loadConfig } from './config.js'
 import { keepStdoutForJsonRpc, stderrLog } from './log.js'
-import { runServer } from './server.js'
+import { USAGE, UsageError } from './usage.js'
+
+// The server and the command line are loaded on demand: `help` and a configuration error answer
+// without loading the MCP SDK, viem or @solana/kit.
 
 /** `payload-tools-mcp [call <tool> ['<json>'] | help]`: see the README. */
 async function main(argv: readonly string[]): Promise<number> {
@@ -13,11 +15,15 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (command === undefined) {
     keepStdoutForJsonRpc()
-    await runServer(loadConfig(), stderrLog)
+    const config = await loadConfig()
+    const { runServer } = await import('./server.js')
+    await runServer(config, stderrLog)
     return 0
   }
   if (command === 'call') {
-    return runCall(rest, loadConfig(), stderrLog, {
+    const config = await loadConfig()
+    const { runCall } = await import('./cli.js')
+    return runCall(rest, config, stderrLog, {
       stdout: (text) => process.stdout.write(text),
       stderr: (text) => process.stderr.write(text),
     })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseCallArgs, resolveToolName, UsageError } from './cli.js'
+import { parseCallArgs, resolveToolName } from './cli.js'
+import { UsageError } from './usage.js'
 
 describe('parseCallArgs', () => {
   it('reads the tool and one JSON object of arguments (default {})', () => {

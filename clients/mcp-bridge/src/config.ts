@@ -1,9 +1,7 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { getBase58Encoder } from '@solana/kit'
-import { MAINNET_RPC_URL } from '@x402/svm'
 import type { Hex } from 'viem'
-import type { RailId } from './rails.js'
+import { type RailId, SOLANA_MAINNET_RPC_URL } from './rails.js'
 import { parseUsdc } from './usdc.js'
 
 /**
@@ -129,7 +127,7 @@ function evmKeyFrom(env: Env): Hex | undefined {
 }
 
 /** Base58 (as wallets export it) or the JSON byte array of a `solana-keygen` key file. */
-function solanaKeyFrom(env: Env): Uint8Array | undefined {
+async function solanaKeyFrom(env: Env): Promise<Uint8Array | undefined> {
   const raw = read(env, 'PAYER_SOLANA_SECRET_KEY')
   if (raw === undefined) return undefined
   const problem = 'must be the 64-byte secret key, in base58 or as a JSON array of 64 bytes'
@@ -145,6 +143,8 @@ function solanaKeyFrom(env: Env): Uint8Array | undefined {
       }
       bytes = Uint8Array.from(array as number[])
     } else {
+      // Loaded only for a Solana wallet: @solana/kit is a large part of the start-up time.
+      const { getBase58Encoder } = await import('@solana/kit')
       bytes = new Uint8Array(getBase58Encoder().encode(raw))
     }
   } catch {
@@ -199,15 +199,15 @@ export function stateDirFrom(env: Env, platform: string = process.platform, home
  * Reads and checks the bridge's environment (README, "Use from an MCP client").
  *
  * @example
- * loadConfig({ PAYLOAD_TOOLS_URL: 'https://tools.example', PAYER_PRIVATE_KEY: '0x…' }).caps
+ * (await loadConfig({ PAYLOAD_TOOLS_URL: 'https://tools.example', PAYER_PRIVATE_KEY: '0x…' })).caps
  * // { perCall: 10000n, perSession: 100000n, perDay: undefined }
  * @param env - the environment, `process.env` by default
- * @throws {ConfigError} naming the first variable that is missing or malformed
+ * @throws {ConfigError} (rejects) naming the first variable that is missing or malformed
  */
-export function loadConfig(env: Env = process.env): BridgeConfig {
+export async function loadConfig(env: Env = process.env): Promise<BridgeConfig> {
   const { serviceUrl, mcpUrl } = serviceUrlFrom(env)
   const evmPrivateKey = evmKeyFrom(env)
-  const solanaSecretKey = solanaKeyFrom(env)
+  const solanaSecretKey = await solanaKeyFrom(env)
   if (!evmPrivateKey && !solanaSecretKey) {
     throw new ConfigError(
       'PAYER_PRIVATE_KEY',
@@ -220,7 +220,7 @@ export function loadConfig(env: Env = process.env): BridgeConfig {
     mcpUrl,
     ...(evmPrivateKey ? { evmPrivateKey } : {}),
     ...(solanaSecretKey ? { solanaSecretKey } : {}),
-    solanaRpcUrl: read(env, 'SOLANA_RPC_URL') ?? MAINNET_RPC_URL,
+    solanaRpcUrl: read(env, 'SOLANA_RPC_URL') ?? SOLANA_MAINNET_RPC_URL,
     preferredRail: railFrom(env, Boolean(evmPrivateKey), Boolean(solanaSecretKey)),
     caps: {
       perCall: capFrom(env, 'MAX_USDC_PER_CALL', DEFAULT_MAX_PER_CALL),

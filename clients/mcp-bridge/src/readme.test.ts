@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { MAINNET_RPC_URL } from '@x402/svm'
 import { describe, expect, it } from 'vitest'
-import { USAGE } from './cli.js'
 import { BRIDGE_VARIABLES, DEFAULT_MAX_PER_CALL, DEFAULT_MAX_PER_SESSION } from './config.js'
+import { USAGE } from './usage.js'
 
 // The README's configuration table must match the code: same variables, same defaults.
 

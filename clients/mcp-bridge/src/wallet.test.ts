@@ -10,7 +10,7 @@ import {
   TEST_EVM_ADDRESS,
   TEST_EVM_KEY,
 } from './test-support/offers.js'
-import { chooseOffer, createWallet, NoPayableRailError, usdcOn } from './wallet.js'
+import { chooseOffer, createWallet, NoPayableRailError } from './wallet.js'
 
 describe('chooseOffer (rail choice)', () => {
   const both = [baseOffer(), solanaOffer()]
@@ -56,16 +56,6 @@ describe('chooseOffer (rail choice)', () => {
         'Nothing was signed.',
     )
     expect(() => chooseOffer([], ['base'])).toThrow(/^The service offers nothing;/)
-  })
-})
-
-describe('usdcOn', () => {
-  it('knows the USDC of each rail from the x402 SDKs, and nothing else', () => {
-    expect(usdcOn('base', '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913')?.decimals).toBe(6)
-    expect(usdcOn('solana', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v')?.decimals).toBe(6)
-    expect(usdcOn('base', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v')).toBeUndefined()
-    // Base Sepolia's USDC is not the USDC of Base mainnet.
-    expect(usdcOn('base', '0x036CbD53842c5426634e7929541eC2318f3dCF7e')).toBeUndefined()
   })
 })
 

@@ -1,14 +1,8 @@
-import { createKeyPairSignerFromBytes } from '@solana/kit'
 import { type SpendControlAsset, x402Client } from '@x402/core/client'
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types'
-import { findDefaultAsset as findEvmAsset } from '@x402/evm'
-import { ExactEvmScheme } from '@x402/evm/exact/client'
-import { findDefaultAsset as findSvmAsset } from '@x402/svm'
-import { ExactSvmScheme } from '@x402/svm/exact/client'
 import type { Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
 import { ConfigError } from './config.js'
-import { RAIL_LABEL, RAIL_NETWORK, type RailId, railOf } from './rails.js'
+import { isUsdc, RAIL_LABEL, RAIL_NETWORK, type RailId, railOf } from './rails.js'
 import { parseAtomic } from './usdc.js'
 
 /** The only x402 scheme the bridge pays with. */
@@ -19,25 +13,12 @@ export class NoPayableRailError extends Error {
   override readonly name = 'NoPayableRailError'
 }
 
-/**
- * The USDC of a rail, as the x402 SDKs know it (Circle's USDC on Base, the USDC mint on Solana),
- * or `undefined` when `asset` is anything else.
- */
-export function usdcOn(
-  rail: RailId,
-  asset: string,
-): { asset: string; decimals: number } | undefined {
-  const network = RAIL_NETWORK[rail]
-  const known = rail === 'base' ? findEvmAsset(asset, network) : findSvmAsset(asset, network)
-  return known?.symbol === 'USDC' && known.decimals === 6 ? known : undefined
-}
-
 /** One offer of a 402, described for a message: "Base (eip155:8453)", "eip155:1 (not USDC)"… */
 function describe(offer: PaymentRequirements): string {
   const rail = railOf(offer.network)
   const where = rail ? `${RAIL_LABEL[rail]} (${offer.network})` : offer.network
   if (offer.scheme !== SCHEME) return `${where}, scheme ${offer.scheme}`
-  if (rail && !usdcOn(rail, offer.asset)) return `${where}, not USDC`
+  if (rail && !isUsdc(rail, offer.asset)) return `${where}, not USDC`
   return where
 }
 
@@ -63,7 +44,7 @@ export function chooseOffer(
       offer.scheme === SCHEME &&
       rail !== undefined &&
       walletRails.includes(rail) &&
-      usdcOn(rail, offer.asset) !== undefined &&
+      isUsdc(rail, offer.asset) &&
       parseAtomic(offer.amount) !== undefined
     )
   })
@@ -122,12 +103,22 @@ export async function createWallet(keys: WalletKeys): Promise<Wallet> {
   const rails: RailId[] = []
   const allowedAssets: SpendControlAsset[] = []
   const cap = keys.perCallCap.toString()
+  // Each rail's scheme is loaded only when its key is set: viem and @solana/kit are most of the
+  // bridge's start-up time.
   if (keys.evmPrivateKey) {
+    const [{ ExactEvmScheme }, { privateKeyToAccount }] = await Promise.all([
+      import('@x402/evm/exact/client'),
+      import('viem/accounts'),
+    ])
     client.register(RAIL_NETWORK.base, new ExactEvmScheme(privateKeyToAccount(keys.evmPrivateKey)))
     rails.push('base')
     allowedAssets.push({ network: RAIL_NETWORK.base, asset: 'USDC', maxAmountPerPayment: cap })
   }
   if (keys.solanaSecretKey) {
+    const [{ ExactSvmScheme }, { createKeyPairSignerFromBytes }] = await Promise.all([
+      import('@x402/svm/exact/client'),
+      import('@solana/kit'),
+    ])
     const signer = await createKeyPairSignerFromBytes(keys.solanaSecretKey).catch(() => {
       // Not the library's message: it must not carry anything of the key into a log.
       throw new ConfigError(
