@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -24,16 +24,51 @@ export interface InstalledBridge {
   remove(): Promise<void>
 }
 
+/** The newest modification time under `dir` (files only), in milliseconds; 0 when absent. */
+async function newest(dir: string): Promise<number> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
+  const times = await Promise.all(
+    entries
+      .filter((e) => e.isFile())
+      .map(async (e) => (await stat(join(e.parentPath, e.name))).mtimeMs),
+  )
+  return Math.max(0, ...times)
+}
+
 /**
- * Packs the bridge (`prepack` builds it from source) and installs the tarball into an empty
+ * Builds the bridge unless `dist/` is newer than every source: the root `npm test` has just built
+ * it (its typecheck step), and a second compile would cost tens of seconds on a busy machine.
+ */
+async function ensureBuilt(): Promise<void> {
+  const [sources, configs, built] = await Promise.all([
+    newest(join(BRIDGE_DIR, 'src')),
+    Promise.all(
+      ['package.json', 'tsconfig.json', 'tsconfig.build.json'].map(
+        async (f) => (await stat(join(BRIDGE_DIR, f))).mtimeMs,
+      ),
+    ),
+    stat(join(BRIDGE_DIR, 'dist', 'bin.js')).then(
+      (s) => s.mtimeMs,
+      () => 0,
+    ),
+  ])
+  if (built > Math.max(sources, ...configs)) return
+  await run('npm', ['run', 'build'], { cwd: BRIDGE_DIR })
+}
+
+/**
+ * Packs the bridge (built from source if `dist/` is stale) and installs the tarball into an empty
  * temporary directory, from the npm cache where it can (`--prefer-offline`).
  */
 export async function installBridge(): Promise<InstalledBridge> {
   const root = await mkdtemp(join(tmpdir(), 'bridge-pack-'))
   const app = join(root, 'app')
   const scratch = join(root, 'scratch')
-  await Promise.all([mkdir(app), mkdir(scratch)])
-  await run('npm', ['pack', '--pack-destination', root, '--silent'], { cwd: BRIDGE_DIR })
+  await Promise.all([mkdir(app), mkdir(scratch), ensureBuilt()])
+  // --ignore-scripts: prepack would build again; ensureBuilt has just made dist/ current.
+  await run('npm', ['pack', '--pack-destination', root, '--silent', '--ignore-scripts'], {
+    cwd: BRIDGE_DIR,
+  })
   const tarball = join(root, (await readdir(root)).find((f) => f.endsWith('.tgz')) ?? 'missing.tgz')
   // A package.json of its own, so npm installs here and not into a project further up.
   await writeFile(join(app, 'package.json'), '{"private":true}\n')
