@@ -37,6 +37,29 @@ export const X402 = {
 /** Path of the MCP endpoint (SPEC 4.3). */
 export const MCP_PATH = '/mcp'
 
+/**
+ * The paying stdio MCP bridge (`clients/mcp-bridge/`, its own npm package) for MCP clients that
+ * cannot sign x402 payments, as the docs name it. The service does not import the bridge: these
+ * names are its public interface (package, bin, environment variables, local tool).
+ */
+export const MCP_BRIDGE = {
+  /** npm package and bin name. */
+  package: 'payload-tools-mcp',
+  /** Base URL of the service to pay. */
+  urlVariable: 'PAYLOAD_TOOLS_URL',
+  /** The wallet: an EVM key pays on Base, a Solana secret key on Solana. */
+  evmKeyVariable: 'PAYER_PRIVATE_KEY',
+  solanaKeyVariable: 'PAYER_SOLANA_SECRET_KEY',
+  /** The spend caps, decimal USDC, with their defaults (`undefined`: no cap by default). */
+  caps: {
+    MAX_USDC_PER_CALL: '0.01',
+    MAX_USDC_PER_SESSION: '0.10',
+    MAX_USDC_PER_DAY: undefined,
+  } as Record<string, string | undefined>,
+  /** The free local tool that reports what was spent. */
+  spendTool: 'payload_tools_spend',
+} as const
+
 /** A price in both notations. */
 export interface Price {
   /** Atomic USDC units (6 decimals), e.g. "1000". */

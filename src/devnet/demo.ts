@@ -106,6 +106,10 @@ async function main(): Promise<void> {
     `  PAYER_SOLANA_SECRET_KEY=${solanaSecret} SOLANA_RPC_URL=${stack.solana.rpcUrl} SERVICE_URL=${base} \\`,
   )
   out(`    npm run pay -- --rail solana pipeline '{"input":"hi","operations":[{"type":"sha256"}]}'`)
+  out(`  PAYLOAD_TOOLS_URL=${base} PAYER_PRIVATE_KEY=${evmPayer.privateKey} \\`)
+  out(
+    `    node clients/mcp-bridge/dist/bin.js call hash '{"input":"abc"}'  # the MCP bridge as a CLI`,
+  )
   out(`  curl ${base}/health`)
   out(`  curl ${base}/stats`)
   out(`  open ${base}/  (landing page with live figures)`)

@@ -1,4 +1,4 @@
-import { MCP_PATH, X402 } from '../../descriptions/service-info.js'
+import { MCP_BRIDGE, MCP_PATH, X402 } from '../../descriptions/service-info.js'
 
 /**
  * The steps of a paid HTTP call (SPEC 5), as Markdown list items without markers: shared by
@@ -45,6 +45,30 @@ export function mcpPaymentSteps(base: string): string[] {
     'Sign one of its `accepts` and call the tool again with the PaymentPayload in ' +
       `\`params._meta["${X402.mcpPaymentMeta}"]\`. The result is \`{ok: true, result}\`, with the ` +
       `SettleResponse in \`_meta["${X402.mcpResponseMeta}"]\`.`,
+  ]
+}
+
+/**
+ * How an MCP client that cannot sign x402 payments (stdio or plain Streamable HTTP only) uses the
+ * tools through the paying stdio bridge, as Markdown list items without markers.
+ *
+ * @param base - public base URL, without trailing slash
+ */
+export function mcpBridgeSteps(base: string): string[] {
+  const caps = Object.entries(MCP_BRIDGE.caps)
+    .map(
+      ([name, value]) => `\`${name}\` (${value === undefined ? 'optional' : `default ${value}`})`,
+    )
+    .join(', ')
+  return [
+    `Run the npm package \`${MCP_BRIDGE.package}\` as a local MCP server over stdio ` +
+      `(\`npx -y ${MCP_BRIDGE.package}\` in the client's \`mcpServers\`) with ` +
+      `\`${MCP_BRIDGE.urlVariable}=${base}\`. It lists the same tools and pays each \`tools/call\` ` +
+      'itself with the official x402 client, then returns the result with the settlement.',
+    `The wallet: \`${MCP_BRIDGE.evmKeyVariable}\` (Base) and/or ` +
+      `\`${MCP_BRIDGE.solanaKeyVariable}\` (Solana), never logged or sent anywhere.`,
+    `Spend caps in USDC, checked before anything is signed: ${caps} per call, session and UTC ` +
+      `day. The free local tool \`${MCP_BRIDGE.spendTool}\` reports what was spent.`,
   ]
 }
 

@@ -35,6 +35,7 @@ describe('llms.txt', () => {
       '## Tools',
       '## Paying over HTTP (x402 v2)',
       '## Paying over MCP',
+      '## MCP clients that cannot pay: the stdio bridge',
       '## Limits',
       '## Error codes',
       '## Links',
@@ -83,6 +84,19 @@ describe('llms.txt', () => {
       '',
       '',
     ])
+  })
+
+  it('points MCP clients that cannot pay to the stdio bridge, with its caps', () => {
+    expect(text).toContain(
+      '- Run the npm package `payload-tools-mcp` as a local MCP server over stdio ' +
+        "(`npx -y payload-tools-mcp` in the client's `mcpServers`) with " +
+        '`PAYLOAD_TOOLS_URL=https://tools.example`.',
+    )
+    expect(text).toContain(
+      '`MAX_USDC_PER_CALL` (default 0.01), `MAX_USDC_PER_SESSION` (default 0.10), ' +
+        '`MAX_USDC_PER_DAY` (optional)',
+    )
+    expect(text).toContain('`payload_tools_spend`')
   })
 
   it('lists every service error code with its status', () => {

@@ -4,7 +4,7 @@ import { LIMITS_DOC, type LimitDoc, limitLines } from '../../descriptions/limits
 import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from '../../descriptions/service-info.js'
 import { formatBytes } from '../../tools/limits.js'
 import type { ToolDefinition } from '../../tools/types.js'
-import { httpPaymentSteps, mcpPaymentSteps } from './guidance.js'
+import { httpPaymentSteps, mcpBridgeSteps, mcpPaymentSteps } from './guidance.js'
 
 /** Options of {@link buildLlmsTxt}. */
 export interface LlmsTxtOptions {
@@ -94,6 +94,10 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     '## Paying over MCP',
     '',
     ...mcpPaymentSteps(base).map((step, i) => `${i + 1}. ${step}`),
+    '',
+    '## MCP clients that cannot pay: the stdio bridge',
+    '',
+    ...mcpBridgeSteps(base).map((step) => `- ${step}`),
     '',
     '## Limits',
     '',

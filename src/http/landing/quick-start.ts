@@ -1,5 +1,5 @@
 import { toolExample } from '../../descriptions/examples.js'
-import { MCP_PATH, X402 } from '../../descriptions/service-info.js'
+import { MCP_BRIDGE, MCP_PATH, X402 } from '../../descriptions/service-info.js'
 import type { ToolDefinition } from '../../tools/types.js'
 
 /** One quick-start step: a heading, a sentence, and a code block (plain text, unescaped). */
@@ -20,8 +20,8 @@ function shellQuote(text: string): string {
 
 /**
  * The quick start of the landing page: an unpaid curl call that shows the 402, a paid call with
- * the official `@x402/fetch` client, and the MCP endpoint, all for the first catalogue tool and
- * its canonical example body.
+ * the official `@x402/fetch` client, the MCP endpoint, all for the first catalogue tool and its
+ * canonical example body, and the paying stdio bridge for MCP clients that cannot sign x402.
  *
  * @param base - public base URL, without trailing slash
  * @param tools - the catalogue; the first tool is the example
@@ -92,6 +92,35 @@ export function quickStartSteps(base: string, tools: readonly ToolDefinition[]):
         `# {"method":"tools/call","params":{"name":"${tool.mcpName}","arguments":${body},`,
         `#   "_meta":{"${X402.mcpPaymentMeta}":<PaymentPayload>}}}`,
       ].join('\n'),
+    },
+    {
+      id: 'bridge',
+      title: 'Or let a local bridge pay',
+      text:
+        'MCP clients that cannot sign x402 (desktop assistants, IDE and CLI agents) run ' +
+        `\`${MCP_BRIDGE.package}\` over stdio: it lists the same tools and pays each call from ` +
+        'your wallet, within hard spend caps. Add it to the `mcpServers` of the client; ' +
+        `\`${MCP_BRIDGE.spendTool}\` shows what was spent.`,
+      language: 'json',
+      code: JSON.stringify(
+        {
+          mcpServers: {
+            'payload-tools': {
+              command: 'npx',
+              args: ['-y', MCP_BRIDGE.package],
+              env: {
+                [MCP_BRIDGE.urlVariable]: base,
+                [MCP_BRIDGE.evmKeyVariable]: '0x…',
+                ...Object.fromEntries(
+                  Object.entries(MCP_BRIDGE.caps).filter(([, value]) => value !== undefined),
+                ),
+              },
+            },
+          },
+        },
+        null,
+        2,
+      ),
     },
   ]
 }

@@ -182,6 +182,10 @@ describe('renderLanding', () => {
     expect(page).toContain('curl -i -X POST https://tools.example/hash \\')
     expect(page).toContain('wrapFetchWithPayment(fetch, client)')
     expect(page).toContain('https://tools.example/mcp')
+    expect(page).toContain('<li id="quick-start-bridge">')
+    expect(page).toContain('&quot;command&quot;: &quot;npx&quot;')
+    expect(page).toContain('&quot;payload-tools-mcp&quot;')
+    expect(page).toContain('&quot;PAYLOAD_TOOLS_URL&quot;: &quot;https://tools.example&quot;')
     for (const href of ['/openapi.json', '/llms.txt', '/.well-known/x402', '/mcp']) {
       expect(page).toContain(`<a href="${href}">`)
     }

@@ -1,0 +1,382 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import type { PaymentPayload } from '@x402/core/types'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { createBridge, mirrorTool, SETTLEMENT_META_KEY } from './bridge.js'
+import type { Caps } from './config.js'
+import { SpendLedger } from './ledger.js'
+import type { RailId } from './rails.js'
+import { SPEND_TOOL } from './spend-tool.js'
+import {
+  type FakeRemote,
+  fakeRemote,
+  listedTool,
+  receipt,
+  settled,
+} from './test-support/fake-remote.js'
+import { BASE, baseOffer, SOL, solanaOffer, TEST_EVM_KEY } from './test-support/offers.js'
+import { createWallet, type Wallet } from './wallet.js'
+
+const tools = () => [listedTool('payload_hash', '1000'), listedTool('payload_pipeline', '3000')]
+
+let remote: FakeRemote
+let logs: string[]
+let signatures: number
+
+/** A bridge over the fake service with a real x402 wallet (EVM signing is offline). */
+async function bridgeWith(caps: Partial<Caps> = {}, preferredRail?: RailId) {
+  const full: Caps = { perCall: 10_000n, perSession: 100_000n, ...caps }
+  const real = await createWallet({
+    evmPrivateKey: TEST_EVM_KEY,
+    solanaRpcUrl: 'http://127.0.0.1:1',
+    perCallCap: full.perCall,
+  })
+  const wallet: Wallet = {
+    rails: real.rails,
+    sign: (required, offer) => {
+      signatures += 1
+      return real.sign(required, offer)
+    },
+  }
+  const ledger = new SpendLedger(full, undefined)
+  const log = (m: string) => logs.push(m)
+  const bridge = createBridge({
+    remote,
+    wallet,
+    ledger,
+    log,
+    ...(preferredRail ? { preferredRail } : {}),
+  })
+  return { bridge, ledger }
+}
+
+beforeEach(() => {
+  remote = fakeRemote(tools())
+  logs = []
+  signatures = 0
+})
+
+const failure = (result: CallToolResult) =>
+  result.structuredContent as { ok: boolean; code: string; error: string }
+const signedLines = () => logs.filter((l) => l.startsWith('signed payment for '))
+
+describe('listing', () => {
+  it('mirrors the service tools, schemas and _meta unchanged, and adds the spend tool', async () => {
+    const { bridge } = await bridgeWith()
+    const { tools: listed, complete } = await bridge.listTools()
+    expect(complete).toBe(true)
+    expect(listed.map((t) => t.name)).toEqual(['payload_hash', 'payload_pipeline', SPEND_TOOL])
+    const [hash] = listed
+    const original = tools()[0]
+    expect(hash?.inputSchema).toEqual(original?.inputSchema)
+    expect(hash?.outputSchema).toEqual(original?.outputSchema)
+    expect(hash?._meta).toEqual(original?._meta)
+    expect(hash?.description).toBe(
+      'The payload_hash tool. Price: 0.001 USDC per call. Through payload-tools-mcp, call it ' +
+        'once with its arguments: the bridge pays the price from your wallet, within your spend ' +
+        'caps (see payload_tools_spend).',
+    )
+  })
+
+  it('adds the price to a description that lacks it', () => {
+    const tool = { ...listedTool('payload_x', '3000'), description: 'X.' }
+    expect(mirrorTool(tool).description).toMatch(/^X\. Price: 0\.003 USDC per call\. Through/)
+  })
+
+  it('lists only the spend tool while the service is unreachable, and recovers', async () => {
+    const { bridge } = await bridgeWith()
+    remote.down = new Error('fetch failed')
+    const down = await bridge.listTools()
+    expect(down).toEqual({
+      tools: [expect.objectContaining({ name: SPEND_TOOL })],
+      complete: false,
+    })
+    expect(logs).toEqual(["cannot list the service's tools: fetch failed"])
+    remote.down = undefined
+    expect((await bridge.listTools()).tools).toHaveLength(3)
+  })
+})
+
+describe('a paid call', () => {
+  it('signs the chosen rail with the official client, retries with _meta, and returns the result unchanged plus the settlement', async () => {
+    const { bridge, ledger } = await bridgeWith()
+    const result = await bridge.callTool('payload_hash', { input: 'abc' })
+    expect(remote.unpaidCalls).toBe(1)
+    expect(remote.payments).toHaveLength(1)
+    const payment = remote.payments[0] as PaymentPayload
+    expect(payment.accepted).toEqual(baseOffer('1000'))
+    expect(result.isError).toBeUndefined()
+    expect(result.structuredContent).toEqual({ ok: true, result: { echoed: true } })
+    expect(result.content).toEqual([
+      { type: 'text', text: '{"ok":true,"result":{"echoed":true}}' },
+      { type: 'text', text: 'Paid 0.001 USDC on Base (eip155:8453), transaction 0xfeed.' },
+    ])
+    expect(result._meta).toEqual({
+      'x402/payment-response': receipt(payment),
+      [SETTLEMENT_META_KEY]: {
+        network: BASE,
+        transaction: '0xfeed',
+        amount: '1000',
+        display: '0.001 USDC',
+      },
+    })
+    expect(signedLines()).toEqual(['signed payment for payload_hash on eip155:8453 (0.001 USDC)'])
+    expect(ledger.snapshot()).toMatchObject({ session: { [BASE]: 1000n }, calls: 1 })
+  })
+
+  it('passes a result that needs no payment through unchanged, signing nothing', async () => {
+    const { bridge } = await bridgeWith()
+    const free = { content: [{ type: 'text' as const, text: 'free' }] }
+    remote.callTool = async () => free
+    expect(await bridge.callTool('payload_hash', {})).toBe(free)
+    expect(signatures).toBe(0)
+  })
+
+  it('passes a refusal that is not about payment through unchanged', async () => {
+    const { bridge } = await bridgeWith()
+    const refusal: CallToolResult = {
+      isError: true,
+      content: [{ type: 'text', text: 'x' }],
+      structuredContent: { ok: false, error: 'down', code: 'facilitator_unavailable' },
+    }
+    remote.callTool = async () => refusal
+    expect(await bridge.callTool('payload_hash', {})).toBe(refusal)
+    expect(signatures).toBe(0)
+  })
+
+  it('throws InvalidParams for a tool the service does not list', async () => {
+    const { bridge } = await bridgeWith()
+    await expect(bridge.callTool('payload_nope', {})).rejects.toThrow(McpError)
+    expect(remote.unpaidCalls).toBe(0)
+  })
+})
+
+describe('refusals before signing', () => {
+  it("refuses arguments the service's free input check rejects", async () => {
+    const { bridge } = await bridgeWith()
+    remote.inputCheck = { valid: false, errors: [{ path: '/operations', message: 'too small' }] }
+    const result = await bridge.callTool('payload_pipeline', { operations: [] })
+    expect(result.isError).toBe(true)
+    expect(failure(result)).toMatchObject({
+      ok: false,
+      code: 'invalid_request',
+      error:
+        'Invalid arguments for payload_pipeline: /operations: too small. Nothing was signed or ' +
+        'charged.',
+    })
+    expect(result._meta?.['payload-tools/failure']).toEqual(result.structuredContent)
+    expect(signatures).toBe(0)
+  })
+
+  it('refuses a 402 whose amount differs from the listed price', async () => {
+    const { bridge, ledger } = await bridgeWith()
+    remote.accepts.set('payload_hash', [baseOffer('2000')])
+    const result = await bridge.callTool('payload_hash', { input: 'abc' })
+    expect(failure(result)).toEqual({
+      ok: false,
+      code: 'price_mismatch',
+      error:
+        'payload_hash asks 0.002 USDC on eip155:8453 but tools/list advertised 0.001 USDC. ' +
+        'Nothing was signed.',
+      amount: '2000',
+      listed: '1000',
+      network: BASE,
+    })
+    expect(signatures).toBe(0)
+    expect(remote.payments).toEqual([])
+    expect(ledger.snapshot().session).toEqual({})
+  })
+
+  it('refuses to pay a tool listed without a price', async () => {
+    remote.tools.push(listedTool('payload_free', undefined))
+    const { bridge } = await bridgeWith()
+    const result = await bridge.callTool('payload_free', {})
+    expect(failure(result).code).toBe('price_unlisted')
+    expect(signatures).toBe(0)
+  })
+
+  it('refuses a 402 offering no rail the wallet can pay', async () => {
+    const { bridge } = await bridgeWith()
+    remote.accepts.set('payload_hash', [solanaOffer('1000')])
+    const result = await bridge.callTool('payload_hash', {})
+    expect(failure(result)).toMatchObject({
+      code: 'no_payable_rail',
+      error:
+        `The service offers Solana (${SOL}); this wallet pays USDC with scheme exact on Base ` +
+        'only. To pay on Solana, set PAYER_SOLANA_SECRET_KEY. Nothing was signed.',
+    })
+    expect(signatures).toBe(0)
+  })
+
+  it('refuses a call above MAX_USDC_PER_CALL, naming the cap and the amount', async () => {
+    const { bridge } = await bridgeWith({ perCall: 2000n })
+    const result = await bridge.callTool('payload_pipeline', {})
+    expect(result.isError).toBe(true)
+    expect(failure(result)).toEqual({
+      ok: false,
+      code: 'spend_cap_exceeded',
+      error: 'MAX_USDC_PER_CALL (0.002 USDC) refuses this call of 0.003 USDC. Nothing was signed.',
+      cap: 'MAX_USDC_PER_CALL',
+      amount: '3000',
+      limit: '2000',
+      spent: '0',
+    })
+    expect(result.content).toEqual([{ type: 'text', text: failure(result).error }])
+    expect(signatures).toBe(0)
+  })
+
+  it('refuses the third call under a 0.002 USDC session cap', async () => {
+    const { bridge } = await bridgeWith({ perSession: 2000n })
+    expect((await bridge.callTool('payload_hash', {})).isError).toBeUndefined()
+    expect((await bridge.callTool('payload_hash', {})).isError).toBeUndefined()
+    const third = await bridge.callTool('payload_hash', {})
+    expect(failure(third)).toMatchObject({
+      code: 'spend_cap_exceeded',
+      cap: 'MAX_USDC_PER_SESSION',
+      error:
+        'MAX_USDC_PER_SESSION (0.002 USDC) refuses this call of 0.001 USDC; 0.002 USDC already ' +
+        'spent this session. Nothing was signed.',
+    })
+    expect(signatures).toBe(2)
+    expect(remote.payments).toHaveLength(2)
+  })
+
+  it('never lets concurrent calls together pass a cap: the second is refused while the first is in flight', async () => {
+    const { bridge, ledger } = await bridgeWith({ perSession: 4000n })
+    let finish: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      finish = resolve
+    })
+    remote.paidAnswer = async (payment) => {
+      await gate
+      return settled(payment)
+    }
+    const first = bridge.callTool('payload_pipeline', {})
+    const second = bridge.callTool('payload_pipeline', {})
+    const third = bridge.callTool('payload_hash', {})
+    const refused = await second
+    expect(failure(refused)).toMatchObject({ code: 'spend_cap_exceeded', spent: '3000' })
+    finish()
+    expect((await first).isError).toBeUndefined()
+    expect((await third).isError).toBeUndefined()
+    expect(signatures).toBe(2)
+    expect(ledger.snapshot().session).toEqual({ [BASE]: 4000n })
+  })
+
+  it('reports a signing failure and releases the reservation', async () => {
+    const { bridge, ledger } = await bridgeWith({ perSession: 1000n })
+    remote.accepts.set('payload_hash', [baseOffer('1000', { extra: {} })])
+    const result = await bridge.callTool('payload_hash', {})
+    expect(failure(result).code).toBe('signing_failed')
+    expect(failure(result).error).toMatch(
+      /^Could not sign the payment for payload_hash on eip155:8453: .+\. Nothing was sent or charged\.$/,
+    )
+    expect(remote.payments).toEqual([])
+    remote.accepts.clear()
+    expect((await bridge.callTool('payload_hash', {})).isError).toBeUndefined()
+    expect(ledger.snapshot().session).toEqual({ [BASE]: 1000n })
+  })
+
+  it('reports an unreachable service, signing nothing', async () => {
+    const { bridge } = await bridgeWith()
+    remote.down = new Error('connect ECONNREFUSED 127.0.0.1:9')
+    const result = await bridge.callTool('payload_hash', {})
+    expect(failure(result)).toMatchObject({
+      code: 'service_unreachable',
+      error:
+        'The Payload Tools service is unreachable (connect ECONNREFUSED 127.0.0.1:9). Check ' +
+        'PAYLOAD_TOOLS_URL and your network. Nothing was signed or charged.',
+    })
+    expect(signatures).toBe(0)
+  })
+})
+
+describe('after signing', () => {
+  it('does not count a call the service refused (facilitator_unavailable), and says so', async () => {
+    const { bridge, ledger } = await bridgeWith({ perSession: 1000n })
+    const envelope = {
+      ok: false,
+      error: 'Payment facilitator is unavailable; nothing was run or charged',
+      code: 'facilitator_unavailable',
+    }
+    remote.paidAnswer = async () => ({
+      isError: true,
+      content: [{ type: 'text', text: JSON.stringify(envelope) }],
+      structuredContent: envelope,
+      _meta: { 'payload-tools/failure': envelope },
+    })
+    const result = await bridge.callTool('payload_hash', {})
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toEqual(envelope)
+    expect(result.content?.[1]).toEqual({
+      type: 'text',
+      text:
+        'The service refused the paid call (facilitator_unavailable) and reports nothing ' +
+        'charged; it does not count against the spend caps.',
+    })
+    expect(ledger.snapshot().session).toEqual({})
+    expect(signatures).toBe(1)
+  })
+
+  it('does not count a failed settlement', async () => {
+    const { bridge, ledger } = await bridgeWith()
+    remote.paidAnswer = async (payment) => ({
+      isError: true,
+      content: [{ type: 'text', text: '{}' }],
+      structuredContent: { x402Version: 2, accepts: [] },
+      _meta: {
+        'x402/payment-response': receipt(payment, false),
+        'payload-tools/failure': {
+          ok: false,
+          error: 'Settlement failed',
+          code: 'settlement_failed',
+        },
+      },
+    })
+    const result = await bridge.callTool('payload_hash', {})
+    expect(result.isError).toBe(true)
+    expect(result.content?.at(-1)).toMatchObject({
+      text: expect.stringMatching(/\(settlement_failed\)/),
+    })
+    expect(ledger.snapshot()).toMatchObject({ session: {}, calls: 0 })
+  })
+
+  it('counts a paid call that got no answer, since it may have settled', async () => {
+    const { bridge, ledger } = await bridgeWith()
+    remote.paidAnswer = async () => {
+      throw new Error('socket hang up')
+    }
+    const result = await bridge.callTool('payload_hash', {})
+    expect(failure(result)).toMatchObject({
+      code: 'payment_outcome_unknown',
+      error:
+        'The service did not answer the paid call of payload_hash (socket hang up). The payment ' +
+        'of 0.001 USDC on eip155:8453 may have been settled; it counts against the spend caps. ' +
+        'Check the wallet before calling again.',
+    })
+    expect(ledger.snapshot().session).toEqual({ [BASE]: 1000n })
+  })
+})
+
+describe('the spend tool', () => {
+  it('reports the session per rail and the caps, locally', async () => {
+    const { bridge } = await bridgeWith({ perSession: 5000n })
+    await bridge.callTool('payload_pipeline', {})
+    const calls = remote.unpaidCalls
+    const result = await bridge.callTool(SPEND_TOOL, {})
+    expect(remote.unpaidCalls).toBe(calls)
+    expect(result.structuredContent).toMatchObject({
+      currency: 'USDC',
+      session: { total: '0.003', calls: 1 },
+      today: { total: '0.003' },
+      rails: [{ rail: 'base', network: BASE, session: '0.003', today: '0.003' }],
+      caps: { per_call: '0.01', per_session: '0.005', per_day: null },
+      remaining: { session: '0.002', today: null },
+    })
+    expect(result.content?.[0]).toMatchObject({
+      text: expect.stringMatching(
+        /^Spent 0\.003 USDC this session in 1 paid call \(Base 0\.003\); 0\.003 USDC today \(UTC \d{4}-\d{2}-\d{2}\)\. Caps: 0\.01 USDC per call, 0\.005 per session \(0\.002 left\), no daily cap\.$/,
+      ),
+    })
+  })
+})

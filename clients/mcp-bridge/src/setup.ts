@@ -1,0 +1,55 @@
+import { type Bridge, createBridge } from './bridge.js'
+import type { BridgeConfig } from './config.js'
+import { DayFile } from './day-file.js'
+import { SpendLedger } from './ledger.js'
+import type { Log } from './log.js'
+import { RAIL_LABEL } from './rails.js'
+import { connectRemote } from './remote.js'
+import { formatUsdc } from './usdc.js'
+import { VERSION } from './version.js'
+import { createWallet, type Wallet } from './wallet.js'
+
+/** A bridge wired to the service, the wallet and the caps of a config. */
+export interface Assembled {
+  bridge: Bridge
+  wallet: Wallet
+  ledger: SpendLedger
+  /** Closes the connection to the service. */
+  close(): Promise<void>
+}
+
+/**
+ * Builds the bridge of a config: the remote MCP client, the wallet, and the ledger with the
+ * day file in the state directory.
+ */
+export async function assemble(config: BridgeConfig, log: Log): Promise<Assembled> {
+  const remote = connectRemote({ mcpUrl: config.mcpUrl, version: VERSION })
+  const wallet = await createWallet({
+    ...(config.evmPrivateKey ? { evmPrivateKey: config.evmPrivateKey } : {}),
+    ...(config.solanaSecretKey ? { solanaSecretKey: config.solanaSecretKey } : {}),
+    solanaRpcUrl: config.solanaRpcUrl,
+    perCallCap: config.caps.perCall,
+  })
+  const ledger = new SpendLedger(config.caps, new DayFile(config.stateDir), log)
+  const bridge = createBridge({
+    remote,
+    wallet,
+    ledger,
+    log,
+    ...(config.preferredRail ? { preferredRail: config.preferredRail } : {}),
+  })
+  return { bridge, wallet, ledger, close: () => remote.close() }
+}
+
+/** One line that sums up a config for the log: service, rails, caps. Never a key. */
+export function describeConfig(config: BridgeConfig, wallet: Wallet): string {
+  const rails = wallet.rails
+    .map((r) => (r === config.preferredRail ? `${RAIL_LABEL[r]} (preferred)` : RAIL_LABEL[r]))
+    .join(', ')
+  const { perCall, perSession, perDay } = config.caps
+  return (
+    `service ${config.serviceUrl}; wallet on ${rails}; caps ${formatUsdc(perCall)} USDC per ` +
+    `call, ${formatUsdc(perSession)} per session, ` +
+    `${perDay === undefined ? 'no daily cap' : `${formatUsdc(perDay)} per day`}`
+  )
+}

@@ -1,0 +1,210 @@
+import { execFile } from 'node:child_process'
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { promisify } from 'node:util'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+
+const run = promisify(execFile)
+
+/** The bridge package in this repository. */
+export const BRIDGE_DIR = resolve(import.meta.dirname, '../../clients/mcp-bridge')
+
+/** The bridge as a user gets it: `npm pack`, then installed from the tarball in an empty dir. */
+export interface InstalledBridge {
+  /** The installed bin, `<dir>/node_modules/.bin/payload-tools-mcp`. */
+  bin: string
+  /** The tarball `npm pack` made. */
+  tarball: string
+  /** A scratch directory for the tests (state directories, homes). */
+  scratch: string
+  remove(): Promise<void>
+}
+
+/** The newest modification time under `dir` (files only), in milliseconds; 0 when absent. */
+async function newest(dir: string): Promise<number> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
+  const times = await Promise.all(
+    entries
+      .filter((e) => e.isFile())
+      .map(async (e) => (await stat(join(e.parentPath, e.name))).mtimeMs),
+  )
+  return Math.max(0, ...times)
+}
+
+/**
+ * Builds the bridge unless `dist/` is newer than every source: the root `npm test` has just built
+ * it (its typecheck step), and a second compile would cost tens of seconds on a busy machine.
+ */
+async function ensureBuilt(): Promise<void> {
+  const [sources, configs, built] = await Promise.all([
+    newest(join(BRIDGE_DIR, 'src')),
+    Promise.all(
+      ['package.json', 'tsconfig.json', 'tsconfig.build.json'].map(
+        async (f) => (await stat(join(BRIDGE_DIR, f))).mtimeMs,
+      ),
+    ),
+    stat(join(BRIDGE_DIR, 'dist', 'bin.js')).then(
+      (s) => s.mtimeMs,
+      () => 0,
+    ),
+  ])
+  if (built > Math.max(sources, ...configs)) return
+  await run('npm', ['run', 'build'], { cwd: BRIDGE_DIR })
+}
+
+/**
+ * Packs the bridge (built from source if `dist/` is stale) and installs the tarball into an empty
+ * temporary directory, from the npm cache where it can (`--prefer-offline`).
+ */
+export async function installBridge(): Promise<InstalledBridge> {
+  const root = await mkdtemp(join(tmpdir(), 'bridge-pack-'))
+  const app = join(root, 'app')
+  const scratch = join(root, 'scratch')
+  await Promise.all([mkdir(app), mkdir(scratch), ensureBuilt()])
+  // --ignore-scripts: prepack would build again; ensureBuilt has just made dist/ current.
+  await run('npm', ['pack', '--pack-destination', root, '--silent', '--ignore-scripts'], {
+    cwd: BRIDGE_DIR,
+  })
+  const tarball = join(root, (await readdir(root)).find((f) => f.endsWith('.tgz')) ?? 'missing.tgz')
+  // A package.json of its own, so npm installs here and not into a project further up.
+  await writeFile(join(app, 'package.json'), '{"private":true}\n')
+  await run(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--no-package-lock', tarball],
+    { cwd: app },
+  )
+  return {
+    bin: join(app, 'node_modules', '.bin', 'payload-tools-mcp'),
+    tarball,
+    scratch,
+    remove: () => rm(root, { recursive: true, force: true }),
+  }
+}
+
+/** A bridge process driven by the official MCP client over stdio. */
+export interface BridgeSession {
+  client: Client
+  /** Every stderr line of the bridge so far. */
+  stderr: string[]
+  /** Errors the client transport reported (e.g. a non-JSON-RPC line on stdout). */
+  transportErrors: Error[]
+  close(): Promise<void>
+}
+
+/** The environment of a bridge process: PATH and a private HOME, plus `env`. */
+function bridgeEnv(home: string, env: Record<string, string>): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    ...env,
+  }
+}
+
+/**
+ * Spawns the installed bin as an MCP server and connects the official `Client` through
+ * `StdioClientTransport`, collecting its stderr.
+ *
+ * @param home - the bridge's HOME (its day file lives under `<home>/.config`)
+ */
+export async function spawnBridge(
+  bin: string,
+  home: string,
+  env: Record<string, string>,
+): Promise<BridgeSession> {
+  const transport = new StdioClientTransport({
+    command: bin,
+    args: [],
+    env: bridgeEnv(home, env),
+    stderr: 'pipe',
+  })
+  const stderr: string[] = []
+  let partial = ''
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString('utf8')).split('\n')
+    partial = lines.pop() ?? ''
+    stderr.push(...lines)
+  })
+  const transportErrors: Error[] = []
+  const client = new Client({ name: 'bridge-e2e', version: '1.0.0' })
+  client.onerror = (error) => transportErrors.push(error)
+  await client.connect(transport)
+  return { client, stderr, transportErrors, close: () => client.close() }
+}
+
+/** Output of one `payload-tools-mcp call …` run. */
+export interface CliRun {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Runs the installed bin as a command line. */
+export async function runBridgeCli(
+  bin: string,
+  home: string,
+  env: Record<string, string>,
+  args: string[],
+): Promise<CliRun> {
+  try {
+    // stdin is closed at once, so a run that unexpectedly starts the stdio server ends too.
+    const { stdout, stderr } = await run(bin, args, { env: bridgeEnv(home, env), timeout: 60_000 })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string }
+    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }
+  }
+}
+
+/** An HTTP proxy in front of a facilitator. */
+export interface FacilitatorProxy {
+  url: string
+  stop(): Promise<void>
+}
+
+/**
+ * A proxy in front of the real facilitator that passes `/supported` and `/verify` through and
+ * hands `/settle` the same PaymentPayload with `paymentRequirements.payTo` changed to
+ * `settleTo`. The real facilitator then refuses to settle (the signed authorization pays someone
+ * else): a genuine settlement failure after a successful verify, with no transfer.
+ */
+export async function settleRedirectingProxy(
+  facilitatorUrl: string,
+  settleTo: string,
+): Promise<FacilitatorProxy> {
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    let body = Buffer.concat(chunks).toString('utf8')
+    if (req.url === '/settle' && body) {
+      const parsed = JSON.parse(body) as { paymentRequirements: { payTo: string } }
+      parsed.paymentRequirements.payTo = settleTo
+      body = JSON.stringify(parsed)
+    }
+    try {
+      const upstream = await fetch(`${facilitatorUrl}${req.url}`, {
+        method: req.method ?? 'GET',
+        headers: { 'Content-Type': 'application/json' },
+        ...(req.method === 'POST' ? { body } : {}),
+      })
+      res.writeHead(upstream.status, { 'Content-Type': 'application/json' })
+      res.end(await upstream.text())
+    } catch {
+      res.writeHead(502).end()
+    }
+  })
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((done) => {
+        server.close(() => done())
+        server.closeAllConnections()
+      }),
+  }
+}
