@@ -1,4 +1,12 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -90,7 +98,10 @@ export interface Nginx {
   errorLog(): string
   /** Text of logs/access.log (empty when absent). */
   accessLog(): string
-  /** Graceful stop (SIGQUIT), then fast (SIGTERM) and SIGKILL if it lingers. Idempotent. */
+  /**
+   * Graceful stop (SIGQUIT), then fast (SIGTERM) and SIGKILL if it lingers; deletes `dir` when
+   * startNginx created it. Idempotent.
+   */
   stop(): Promise<void>
 }
 
@@ -129,6 +140,7 @@ export async function startNginx(options: StartNginxOptions): Promise<Nginx> {
   }
   const host = options.host ?? '127.0.0.1'
   const port = options.port ?? (await freePort(host))
+  const ownsDir = options.dir === undefined
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'payload-nginx-'))
   mkdirSync(dir, { recursive: true })
   // Workers run as www-data when the master is root: they must reach state/ (the caller's parent
@@ -160,14 +172,19 @@ export async function startNginx(options: StartNginxOptions): Promise<Nginx> {
   const stop = async () => {
     // Graceful first (in-flight requests finish); a master killed outright would orphan workers.
     child.kill('SIGQUIT')
-    if (await Promise.race([child.exited, sleep(5_000, false, { ref: false })])) return
-    await child.stop({ signal: 'SIGTERM', graceMs: 2_000 })
+    if (!(await Promise.race([child.exited, sleep(5_000, false, { ref: false })]))) {
+      await child.stop({ signal: 'SIGTERM', graceMs: 2_000 })
+    }
+    // A directory it made itself goes with it; a caller's (the cluster's logs) stays.
+    if (ownsDir) rmSync(dir, { recursive: true, force: true })
   }
   try {
     await waitFor('nginx', () => accepts(host, port), { timeoutMs: 10_000, alive: child.running })
   } catch (error) {
     await child.stop({ signal: 'SIGTERM', graceMs: 2_000 })
-    throw new Error(`${(error as Error).message}\n${errorLog().slice(-2_000)}${child.logTail()}`)
+    const message = `${(error as Error).message}\n${errorLog().slice(-2_000)}${child.logTail()}`
+    if (ownsDir) rmSync(dir, { recursive: true, force: true })
+    throw new Error(message)
   }
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
