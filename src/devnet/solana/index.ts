@@ -48,6 +48,12 @@ export interface SolanaDevnet {
   svm: LiteSVM
   /** How many times each RPC method was called. */
   methodCalls(): Record<string, number>
+  /**
+   * Every transaction that landed through the RPC's `sendTransaction`, in order, with whether it
+   * executed successfully: the ledger a test reconciles settlements against (setup mints do not
+   * go through the RPC and are not listed).
+   */
+  landedTransactions(): { signature: string; ok: boolean }[]
   /** Atomic USDC in `owner`'s ATA (0n if it has none). */
   usdcBalance(owner: Address): Promise<bigint>
   /** Credits `amount` atomic USDC to `owner`'s ATA, creating the ATA if needed. */
@@ -104,6 +110,11 @@ export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Prom
     payers,
     svm,
     methodCalls: server.methodCalls,
+    landedTransactions: () =>
+      server.landedSignatures().map((signature) => ({
+        signature,
+        ok: !(svm.getTransaction(signature) instanceof FailedTransactionMetadata),
+      })),
     usdcBalance: (owner) => readUsdcBalance(svm, owner),
     mint: (owner, amount) => mintUsdc(svm, owner, amount),
     stop: server.stop,

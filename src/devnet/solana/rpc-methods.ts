@@ -155,8 +155,14 @@ function report(result: TransactionMetadata | FailedTransactionMetadata): Execut
  *
  * The SVM must run with signature verification on (litesvm's default): simulations with
  * `sigVerify: false` switch it off for their own duration only.
+ *
+ * @param hooks.onLanded - called with the signature of each transaction `sendTransaction` lands
+ *   (failed executions included: they land and pay their fee), once per transaction
  */
-export function createSolanaRpcMethods(svm: LiteSVM): Record<string, RpcMethod> {
+export function createSolanaRpcMethods(
+  svm: LiteSVM,
+  hooks: { onLanded?: (signature: Signature) => void } = {},
+): Record<string, RpcMethod> {
   /** Slot each signature landed in; litesvm's history stays the source of truth for landing. */
   const landedAt = new Map<string, bigint>()
 
@@ -334,7 +340,10 @@ export function createSolanaRpcMethods(svm: LiteSVM): Record<string, RpcMethod> 
       // transactions that landed, failed executions included.
       if (!isFullySigned(tx) || svm.getTransaction(txSignature) !== null) return txSignature
       svm.sendTransaction(tx)
-      if (svm.getTransaction(txSignature) !== null) landedAt.set(txSignature, slot())
+      if (svm.getTransaction(txSignature) !== null) {
+        landedAt.set(txSignature, slot())
+        hooks.onLanded?.(txSignature)
+      }
       return txSignature
     },
 

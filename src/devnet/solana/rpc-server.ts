@@ -27,6 +27,7 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Signature } from '@solana/kit'
 import type { LiteSVM } from 'litesvm'
 import { logger } from '../../logger.js'
 import { createSolanaRpcMethods, RpcError } from './rpc-methods.js'
@@ -37,6 +38,8 @@ export interface SolanaRpcServer {
   rpcUrl: string
   /** How many times each method was called, unknown methods included (for traces and tests). */
   methodCalls(): Record<string, number>
+  /** Signatures of the transactions `sendTransaction` landed, in order (a ledger for tests). */
+  landedSignatures(): Signature[]
   /** Closes the server and its open connections. */
   stop(): Promise<void>
 }
@@ -92,7 +95,8 @@ export async function startSolanaRpc(
   svm: LiteSVM,
   { port = 0 }: { port?: number } = {},
 ): Promise<SolanaRpcServer> {
-  const methods = createSolanaRpcMethods(svm)
+  const landed: Signature[] = []
+  const methods = createSolanaRpcMethods(svm, { onLanded: (signature) => landed.push(signature) })
   const calls = new Map<string, number>()
   const reportedUnknown = new Set<string>()
 
@@ -171,6 +175,7 @@ export async function startSolanaRpc(
   return {
     rpcUrl: `http://127.0.0.1:${boundPort}`,
     methodCalls: () => Object.fromEntries(calls),
+    landedSignatures: () => [...landed],
     stop: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()))

@@ -188,6 +188,8 @@ describe('solana devnet', () => {
     })
     expect(await devnet.usdcBalance(devnet.payTo)).toBe(1000n)
     expect(await devnet.usdcBalance(payer.address)).toBe(START_BALANCE - 1000n)
+    // The ledger holds the one transfer, once: the duplicate was dropped, not landed again.
+    expect(devnet.landedTransactions()).toEqual([{ signature: settled.transaction, ok: true }])
   })
 
   it('rejects an underfunded payer at verify with the simulation failure', async () => {
