@@ -10,8 +10,11 @@ export const WRITE_TIMEOUT_MS = 2_000
 /** Upper bound on one aggregate query for GET /stats, in milliseconds. */
 export const READ_TIMEOUT_MS = 5_000
 
-/** Upper bound on running the migrations, in milliseconds. */
-export const MIGRATE_TIMEOUT_MS = 30_000
+/**
+ * Upper bound on one step of a migration, in milliseconds: one statement, or one backfill batch of
+ * 50,000 events. A backfill of many batches may take longer in total; each step restarts the bound.
+ */
+export const MIGRATE_STEP_TIMEOUT_MS = 30_000
 
 /** How long GET /stats figures are served from cache, in milliseconds (published as `cache_seconds`). */
 export const STATS_CACHE_MS = 2_000
@@ -24,3 +27,12 @@ export const CLOSE_FLUSH_TIMEOUT_MS = 5_000
 
 /** Rows per insert statement when flushing the buffer. */
 export const FLUSH_BATCH_SIZE = 500
+
+/** Most rows the group-commit queue merges into one transaction. */
+export const INSERT_BATCH_MAX_ROWS = 1_000
+
+/** Raw events deleted per retention transaction, so pruning never holds the store for long. */
+export const PRUNE_BATCH_SIZE = 1_000
+
+/** How often raw events older than `TELEMETRY_RETENTION_DAYS` are pruned, in milliseconds. */
+export const PRUNE_INTERVAL_MS = 3_600_000

@@ -10,6 +10,7 @@ import { logger } from '../logger.js'
 import { createTelemetryStore } from './store.js'
 import { createTelemetry, type Telemetry, type TelemetryOptions } from './telemetry.js'
 import { type EventRow, type PaymentEvent, type Stats, TelemetryUnavailableError } from './types.js'
+import { windowsAt } from './windows.js'
 
 const PG_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test'
 const BASE = 'eip155:8453'
@@ -371,8 +372,10 @@ describe.each([
         { date: '2025-06-15', calls: 2, revenue: m('2000', '0.002') },
       ],
       window: {
-        last_24h: 'settled events with time in (now-24h, now]',
-        last_7d: 'settled events with time in (now-7d, now]',
+        last_24h:
+          'settled events in the current UTC hour so far and the 23 whole hours before it (exact to the hour)',
+        last_7d:
+          'settled events in the current UTC hour so far and the 167 whole hours before it (exact to the hour)',
         daily:
           'settled events per UTC calendar day, 7 days oldest first ending today; today runs from 00:00 UTC to now',
         cache_seconds: 0,
@@ -380,7 +383,7 @@ describe.each([
     } satisfies Omit<Stats, 'generated_at'>)
   })
 
-  it('puts window boundaries on the documented side', async () => {
+  it('puts window boundaries on the documented side, to the UTC hour', async () => {
     const telemetry = await start()
     const dailyStart = Date.UTC(2025, 5, 9)
     const settled = (at: number, amount: string): PaymentEvent => ({
@@ -393,29 +396,30 @@ describe.each([
       at,
     })
     await recordAll(telemetry, [
-      settled(NOW - DAY, '1'), // 24 h: out (exactly now-24h); 7 d: in
-      settled(NOW - DAY + 1, '10'), // 24 h: in
-      settled(NOW - 7 * DAY, '100'), // 7 d: out (exactly now-7d)
-      settled(NOW - 7 * DAY + 1, '1000'), // 7 d: in; daily: out (2025-06-08)
-      settled(NOW, '10000'), // both in (now is inclusive)
-      settled(NOW + 1, '100000'), // future: lifetime only
-      settled(dailyStart, '1000000'), // daily: in (first day starts here)
-      settled(dailyStart - 1, '10000000'), // daily: out; 7 d: in
+      settled(NOW - 23 * HOUR, '1'), // 24 h: in (its first hour, 2025-06-14 13:00)
+      settled(NOW - 23 * HOUR - 1, '10'), // 24 h: out (the hour before); 7 d: in
+      settled(NOW - 167 * HOUR, '100'), // 7 d: in (its first hour); daily: out (2025-06-08)
+      settled(NOW - 167 * HOUR - 1, '1000'), // 7 d: out; lifetime only
+      settled(NOW, '10000'), // every window (now is in the current hour)
+      settled(NOW + HOUR - 1, '100000'), // the current hour: every window
+      settled(NOW + HOUR, '1000000'), // the next hour: lifetime only
+      settled(dailyStart, '10000000'), // daily: in (first day starts here); 7 d: in
+      settled(dailyStart - 1, '100000000'), // daily: out; 7 d: in
     ])
     const stats = await telemetry.stats()
     expect(stats.revenue).toEqual({
-      lifetime: m('11111111', '11.111111'),
-      last_24h: m('10010', '0.01001'),
-      last_7d: m('11011011', '11.011011'),
+      lifetime: m('111111111', '111.111111'),
+      last_24h: m('110001', '0.110001'),
+      last_7d: m('110110111', '110.110111'),
     })
     expect(stats.daily).toEqual([
-      { date: '2025-06-09', calls: 1, revenue: m('1000000', '1') },
+      { date: '2025-06-09', calls: 1, revenue: m('10000000', '10') },
       { date: '2025-06-10', calls: 0, revenue: m('0', '0') },
       { date: '2025-06-11', calls: 0, revenue: m('0', '0') },
       { date: '2025-06-12', calls: 0, revenue: m('0', '0') },
       { date: '2025-06-13', calls: 0, revenue: m('0', '0') },
       { date: '2025-06-14', calls: 2, revenue: m('11', '0.000011') },
-      { date: '2025-06-15', calls: 1, revenue: m('10000', '0.01') },
+      { date: '2025-06-15', calls: 2, revenue: m('110000', '0.11') },
     ])
   })
 
@@ -667,15 +671,13 @@ describe.each([
       await store.insert([row])
       await store.insert([row, { ...row, id: '5d7c9a0e-2b4f-4e8a-8c1d-7f6e5a4b3c21', amount: '0' }])
       expect(await fx.count('SELECT COUNT(*) FROM payment_events')).toBe(2)
-      expect(await fx.count('SELECT COUNT(*) FROM telemetry_schema_version')).toBe(1)
+      expect(await fx.count('SELECT COUNT(*) FROM telemetry_schema_version')).toBe(2)
+      // The row written twice counted once in the rollups too.
+      expect(await fx.count(`SELECT calls FROM usage_totals WHERE metric = 'outcome'`)).toBe(2)
       // 2^63 - 1 has no exact double: the sum must come back through bigint, not a number.
-      const aggregates = await store.aggregate({
-        now: NOW,
-        dayAgo: NOW - DAY,
-        weekAgo: NOW - 7 * DAY,
-        dailyStart: Date.UTC(2025, 5, 9),
-      })
-      expect(aggregates.revenueLifetime).toBe(2n ** 63n - 1n)
+      const rollups = await store.read(windowsAt(NOW))
+      expect(rollups.outcomes.settled).toEqual({ calls: 2, atomic: 2n ** 63n - 1n })
+      expect(rollups.hours).toEqual([{ hour: NOW / HOUR, calls: 2, atomic: 2n ** 63n - 1n }])
     } finally {
       await store.close()
     }
