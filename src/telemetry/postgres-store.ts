@@ -14,6 +14,7 @@ import {
   READ_SQL,
   readParams,
   readRollups,
+  SETTLED_HOURLY_FROM_ROLLUPS_SQL,
   TABLE,
   TOTALS_FROM_ROLLUPS_SQL,
   toPositional,
@@ -57,6 +58,11 @@ const V2_DDL = `
     calls bigint NOT NULL,
     amount bigint NOT NULL,
     PRIMARY KEY (outcome, hour, network, tool, transport)
+  );
+  CREATE TABLE ${TABLE.settledHourly} (
+    hour bigint PRIMARY KEY,
+    calls bigint NOT NULL,
+    amount bigint NOT NULL
   );
   CREATE TABLE ${TABLE.totals} (
     metric text NOT NULL,
@@ -126,6 +132,10 @@ const MIGRATIONS: readonly Step[] = [
       last = step.last
     }
     await client.query(
+      `INSERT INTO ${TABLE.settledHourly} (hour, calls, amount)
+       SELECT hour, calls, amount FROM (${SETTLED_HOURLY_FROM_ROLLUPS_SQL}) AS derived`,
+    )
+    await client.query(
       `INSERT INTO ${TABLE.totals} (metric, item, calls, amount)
        SELECT metric, item, calls, amount FROM (${TOTALS_FROM_ROLLUPS_SQL}) AS derived`,
     )
@@ -154,7 +164,7 @@ export interface PostgresStoreOptions {
  * and only rows actually inserted change the rollups.
  *
  * Concurrency: each insert transaction inserts the events (`ON CONFLICT DO NOTHING RETURNING id`),
- * then upserts `payers`, `usage_hourly` and `usage_totals`, in that table order and each in key
+ * then upserts `payers`, `usage_hourly`, `settled_hourly` and `usage_totals`, in that table order and each in key
  * order (`ORDER BY` on the upsert source), so transactions from any number of instances take their
  * row locks in one global order and cannot deadlock. A payer's crossing from 0 to 1 or 1 to 2
  * settled calls is read from its upserted row, which stays locked until commit, so exactly one
@@ -254,19 +264,23 @@ export function createPostgresStore(
     })
   }
 
-  /** One transaction: the events, then the rollups of those that were new, in lock order. */
+  /**
+   * One transaction: the events, then the rollups of those that were new, in lock order. The
+   * statements are named: each connection parses and plans them once.
+   */
   function insertNow(rows: readonly EventRow[]): Promise<void> {
     return withClient(writeTimeoutMs, async (client) => {
       await client.query('BEGIN')
-      const { rows: fresh } = await client.query(
-        `INSERT INTO ${TABLE.events} (id, at, tool, transport, network, amount, outcome, payer_key)
+      const { rows: fresh } = await client.query({
+        name: 'telemetry_insert_events_v2',
+        text: `INSERT INTO ${TABLE.events} (id, at, tool, transport, network, amount, outcome, payer_key)
          SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[],
                               $6::bigint[], $7::text[], $8::text[])
            AS e(id, at, tool, transport, network, amount, outcome, payer_key)
          ORDER BY id
          ON CONFLICT (id) DO NOTHING
          RETURNING id::text AS id`,
-        [
+        values: [
           rows.map((r) => r.id),
           rows.map((r) => String(r.at)),
           rows.map((r) => r.tool),
@@ -276,7 +290,7 @@ export function createPostgresStore(
           rows.map((r) => r.outcome),
           rows.map((r) => r.payerKey),
         ],
-      )
+      })
       const freshIds = new Set(fresh.map((r) => String(r.id).toLowerCase()))
       const inserted = rows.filter((r) => freshIds.has(r.id.toLowerCase()))
       if (inserted.length > 0) {
@@ -284,30 +298,32 @@ export function createPostgresStore(
         const delta = rollupDelta(inserted)
         const after = new Map<string, number>()
         if (delta.payers.length > 0) {
-          const { rows: counts } = await client.query(
-            `INSERT INTO ${TABLE.payers} (payer_key, settled_calls, first_at, last_at)
+          const { rows: counts } = await client.query({
+            name: 'telemetry_upsert_payers_v2',
+            text: `INSERT INTO ${TABLE.payers} (payer_key, settled_calls, first_at, last_at)
              SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
                AS p(payer_key, settled_calls, first_at, last_at)
              ORDER BY payer_key
              ${PAYER_UPSERT}
              RETURNING payer_key, settled_calls`,
-            [
+            values: [
               delta.payers.map((p) => p.payerKey),
               delta.payers.map((p) => String(p.calls)),
               delta.payers.map((p) => String(p.firstAt)),
               delta.payers.map((p) => String(p.lastAt)),
             ],
-          )
+          })
           for (const r of counts) after.set(String(r.payer_key), Number(r.settled_calls))
         }
-        await client.query(
-          `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
+        await client.query({
+          name: 'telemetry_upsert_hourly_v2',
+          text: `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[],
                                 $6::bigint[], $7::bigint[])
              AS h(outcome, hour, network, tool, transport, calls, amount)
            ORDER BY outcome, hour, network, tool, transport
            ${HOURLY_UPSERT}`,
-          [
+          values: [
             delta.hourly.map((h) => h.outcome),
             delta.hourly.map((h) => String(h.hour)),
             delta.hourly.map((h) => h.network),
@@ -316,23 +332,40 @@ export function createPostgresStore(
             delta.hourly.map((h) => String(h.calls)),
             delta.hourly.map((h) => h.amount.toString()),
           ],
-        )
+        })
+        if (delta.settledHours.length > 0) {
+          await client.query({
+            name: 'telemetry_upsert_settled_hourly_v2',
+            text: `INSERT INTO ${TABLE.settledHourly} (hour, calls, amount)
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS h(hour, calls, amount)
+             ORDER BY hour
+             ON CONFLICT (hour) DO UPDATE SET
+               calls = ${TABLE.settledHourly}.calls + excluded.calls,
+               amount = ${TABLE.settledHourly}.amount + excluded.amount`,
+            values: [
+              delta.settledHours.map((h) => String(h.hour)),
+              delta.settledHours.map((h) => String(h.calls)),
+              delta.settledHours.map((h) => h.amount.toString()),
+            ],
+          })
+        }
         const totals = mergeTotals(delta.totals, payerCounterDeltas(delta.payers, after))
-        await client.query(
-          `INSERT INTO ${TABLE.totals} (metric, item, calls, amount)
+        await client.query({
+          name: 'telemetry_upsert_totals_v2',
+          text: `INSERT INTO ${TABLE.totals} (metric, item, calls, amount)
            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
              AS t(metric, item, calls, amount)
            ORDER BY metric, item
            ON CONFLICT (metric, item) DO UPDATE SET
              calls = ${TABLE.totals}.calls + excluded.calls,
              amount = ${TABLE.totals}.amount + excluded.amount`,
-          [
+          values: [
             totals.map((t) => t.metric),
             totals.map((t) => t.item),
             totals.map((t) => String(t.calls)),
             totals.map((t) => t.amount.toString()),
           ],
-        )
+        })
       }
       await client.query('COMMIT')
     })
@@ -350,8 +383,12 @@ export function createPostgresStore(
     insert,
     read(windows) {
       return withClient(readTimeoutMs, async (client) => {
-        // One statement, so one snapshot for every figure.
-        const { rows } = await client.query(toPositional(READ_SQL, readParams(windows)))
+        // One statement, so one snapshot for every figure; named, so that each connection parses
+        // and plans it once (planning cost more than running it).
+        const { rows } = await client.query({
+          name: 'telemetry_read_v2',
+          ...toPositional(READ_SQL, readParams(windows)),
+        })
         return readRollups(rows)
       })
     },

@@ -6,6 +6,7 @@ import {
   READ_SQL,
   readParams,
   readRollups,
+  SETTLED_HOURLY_FROM_ROLLUPS_SQL,
   TABLE,
   TOTALS_FROM_ROLLUPS_SQL,
 } from './schema.js'
@@ -229,6 +230,25 @@ async function comparePayers(reader: SnapshotReader, since: number): Promise<Com
   }
 }
 
+/** `settled_hourly` against the settled rows of `usage_hourly`, hour by hour. */
+async function compareSettledHours(reader: SnapshotReader): Promise<Comparison> {
+  const render = (rows: Record<string, unknown>[]) =>
+    new Map(
+      rows
+        .filter((r) => toCount(r.calls) > 0)
+        .map((r) => [
+          `hour ${toCount(r.hour)}`,
+          `${toCount(r.calls)} calls / ${toBigInt(r.amount)} atomic`,
+        ]),
+    )
+  return compareMaps(
+    'settled_hourly vs the settled rows of usage_hourly (all history)',
+    render(await reader.all(`SELECT hour, calls, amount FROM ${TABLE.settledHourly}`)),
+    render(await reader.all(SETTLED_HOURLY_FROM_ROLLUPS_SQL)),
+    'usage_hourly',
+  )
+}
+
 /** `usage_totals` against the totals that follow from `usage_hourly` and `payers`. */
 async function compareTotals(reader: SnapshotReader): Promise<Comparison> {
   const render = (rows: Record<string, unknown>[]) =>
@@ -301,6 +321,7 @@ export async function reconcile(reader: SnapshotReader, now = Date.now()): Promi
       compareMaps(statsName, figures(fromRollups), figures(fromRaw)),
       await compareHourly(reader, sinceHour),
       await comparePayers(reader, sinceHour * HOUR_MS),
+      await compareSettledHours(reader),
       await compareTotals(reader),
     ],
   }

@@ -39,6 +39,14 @@ export interface HourlyDelta {
   amount: bigint
 }
 
+/** What one batch adds to one `settled_hourly` row: the settled events of one UTC hour. */
+export interface SettledHourDelta {
+  hour: number
+  calls: number
+  /** Atomic USDC units. */
+  amount: bigint
+}
+
 /** What one batch adds to one `usage_totals` row. */
 export interface TotalDelta {
   metric: string
@@ -60,11 +68,12 @@ export interface PayerDelta {
 /**
  * The rollup changes of a batch of newly inserted events. Every list is sorted by its table's
  * primary key, in the column order of that key: writers that touch rows in one global order
- * (payers, then usage_hourly, then usage_totals, each by key) cannot deadlock each other.
+ * (payers, usage_hourly, settled_hourly, then usage_totals, each by key) cannot deadlock.
  */
 export interface RollupDelta {
   payers: PayerDelta[]
   hourly: HourlyDelta[]
+  settledHours: SettledHourDelta[]
   /** Without the payer counters, which depend on the payers' previous counts. */
   totals: TotalDelta[]
 }
@@ -95,6 +104,7 @@ export function compareTotals(a: TotalDelta, b: TotalDelta): number {
  *   transport: 'http', amount: '1000', payerKey: 'ab…', id: '…' }])
  * // { payers: [{ payerKey: 'ab…', calls: 1, … }],
  * //   hourly: [{ outcome: 'settled', hour: 2, …, calls: 1, amount: 1000n }],
+ * //   settledHours: [{ hour: 2, calls: 1, amount: 1000n }],
  * //   totals: [outcome/settled, settled_network/eip155:8453, settled_tool/hash, payers/settled_with_payer] }
  * @param rows - events the store has just inserted (never ones it already had)
  */
@@ -102,6 +112,7 @@ export function rollupDelta(rows: readonly EventRow[]): RollupDelta {
   const hourly = new Map<string, HourlyDelta>()
   const totals = new Map<string, TotalDelta>()
   const payers = new Map<string, PayerDelta>()
+  const settledHours = new Map<number, SettledHourDelta>()
   const addTotal = (metric: string, item: string, calls: number, amount: bigint) => {
     const id = `${metric}\u0000${item}`
     const found = totals.get(id)
@@ -131,6 +142,11 @@ export function rollupDelta(rows: readonly EventRow[]): RollupDelta {
     }
     addTotal(METRIC.outcome, row.outcome, 1, amount)
     if (row.outcome !== 'settled') continue
+    const settledHour = settledHours.get(hour)
+    if (settledHour) {
+      settledHour.calls++
+      settledHour.amount += amount
+    } else settledHours.set(hour, { hour, calls: 1, amount })
     addTotal(METRIC.settledNetwork, row.network, 1, amount)
     addTotal(METRIC.settledTool, row.tool, 1, amount)
     if (row.payerKey === null) continue
@@ -151,6 +167,7 @@ export function rollupDelta(rows: readonly EventRow[]): RollupDelta {
   return {
     payers: [...payers.values()].sort((a, b) => compare(a.payerKey, b.payerKey)),
     hourly: [...hourly.values()].sort(compareHourly),
+    settledHours: [...settledHours.values()].sort((a, b) => a.hour - b.hour),
     totals: [...totals.values()].sort(compareTotals),
   }
 }

@@ -11,6 +11,8 @@ import type { Windows } from './windows.js'
  *   indexed on `at` for pruning only, as nothing serving requests reads it.
  * - `usage_hourly`: per UTC hour, outcome, network, tool and transport: calls and atomic amount.
  *   Keyed `(outcome, hour, …)`, so the settled rows of the last 168 hours are one range.
+ * - `settled_hourly`: per UTC hour, the settled calls and atomic amount (usage_hourly's settled rows
+ *   summed): the 24-hour and 7-day windows and the daily series read at most 168 of its rows.
  * - `usage_totals`: lifetime counters keyed `(metric, item)`, see {@link METRIC}; a bounded number
  *   of rows (outcomes, networks, tools, three payer counters).
  * - `payers`: per payer key, settled calls and the first and last settled time; read by key only.
@@ -23,6 +25,7 @@ import type { Windows } from './windows.js'
 export const TABLE = {
   events: 'payment_events',
   hourly: 'usage_hourly',
+  settledHourly: 'settled_hourly',
   totals: 'usage_totals',
   payers: 'payers',
   retention: 'telemetry_retention',
@@ -41,16 +44,15 @@ export const V1_INDEXES = [
 export const BACKFILL_BATCH_SIZE = 50_000
 
 /**
- * The one statement GET /stats reads: every lifetime total plus the settled hours of the 7-day
- * window, summed over networks, tools and transports (at most 168 result rows). One statement is
+ * The one statement GET /stats reads: every lifetime total (a bounded number of rows) plus the
+ * settled hours of the 7-day window (at most 168 rows, one primary-key range). One statement is
  * one snapshot in both backends. Parameters: `@weekFirstHour`, `@hour`.
  */
 export const READ_SQL = `
   SELECT 'total' AS kind, metric, item, calls, amount FROM ${TABLE.totals}
   UNION ALL
-  SELECT 'hour', 'settled', CAST(hour AS TEXT), SUM(calls), SUM(amount) FROM ${TABLE.hourly}
-  WHERE outcome = 'settled' AND hour >= @weekFirstHour AND hour <= @hour
-  GROUP BY hour`
+  SELECT 'hour', 'settled', CAST(hour AS TEXT), calls, amount FROM ${TABLE.settledHourly}
+  WHERE hour >= @weekFirstHour AND hour <= @hour`
 
 /** Parameters of {@link READ_SQL}. */
 export function readParams(w: Windows): Record<string, number> {
@@ -78,6 +80,11 @@ export const TOTALS_FROM_ROLLUPS_SQL = `
   UNION ALL
   SELECT '${METRIC.payers}', '${PAYER_COUNTER.settledWithPayer}', COALESCE(SUM(settled_calls), 0), 0
     FROM ${TABLE.payers}`
+
+/** Every `settled_hourly` row as it follows from `usage_hourly`. Columns: hour, calls, amount. */
+export const SETTLED_HOURLY_FROM_ROLLUPS_SQL = `
+  SELECT hour, SUM(calls) AS calls, SUM(amount) AS amount FROM ${TABLE.hourly}
+  WHERE outcome = 'settled' GROUP BY hour`
 
 /**
  * The hourly rollup rows of a set of raw events, `usage_hourly`'s columns; `where` is

@@ -47,11 +47,11 @@ export interface PaymentEvent {
 }
 
 /**
- * A payment event ready for storage: the payer already replaced by its HMAC key, and a random
- * UUID `id` that makes the insert idempotent under retry.
+ * A payment event ready for storage: the payer already replaced by its HMAC key, and a UUID `id`
+ * (version 7, time-ordered) that makes the insert idempotent under retry.
  */
 export interface EventRow {
-  /** Random UUID v4. */
+  /** UUID (version 7 from `toEventRow`; any UUID is accepted). */
   id: string
   /** Epoch milliseconds. */
   at: number

@@ -81,7 +81,10 @@ export function createWriteQueue(
         )
         .finally(() => {
           inFlight--
-          pump()
+          // After a macrotask turn, so that the callers this commit released (and any others
+          // whose continuations are queued) enqueue their next rows first and share the next
+          // transaction instead of one of them starting it alone.
+          setImmediate(pump)
         })
     }
   }

@@ -1,5 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import type { EventRow, Outcome } from '../../src/telemetry/types.js'
+import { uuidV7 } from '../../src/telemetry/uuid-v7.js'
 
 /** The two rails' CAIP-2 networks. */
 export const NETWORKS = ['eip155:8453', 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'] as const
@@ -25,13 +26,17 @@ export interface SyntheticOptions {
   attempts: number
   /**
    * Epoch ms to place events before. Times are `now - h hours - m minutes` with h in
-   * `[1, maxHoursAgo]` and m in `[0, 29]`: with `now` at half past an hour, every event sits in the
+   * `[minHoursAgo, maxHoursAgo]` and m in `[0, 29]`: with `now` at half past an hour, every event sits in the
    * same window whether windows are exact to the millisecond (version 1) or to the hour.
    */
   now: number
   maxHoursAgo: number
+  /** Nearest hour before `now` to place events in; default 1. */
+  minHoursAgo?: number
   /** Distinct payer keys; payers are drawn with a skew, so some repeat and some pay once. */
   payers: number
+  /** The payer keys to draw from, when a caller makes many batches over one pool. */
+  payerKeys?: readonly string[]
   /** PRNG seed; the same seed gives the same events (ids aside). */
   seed?: number
 }
@@ -65,10 +70,12 @@ export function syntheticPayerKey(index: number): string {
 export function syntheticAttempts(options: SyntheticOptions): EventRow[] {
   const random = prng(options.seed ?? 1)
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T
-  const keys = Array.from({ length: options.payers }, (_, i) => syntheticPayerKey(i))
+  const keys =
+    options.payerKeys ?? Array.from({ length: options.payers }, (_, i) => syntheticPayerKey(i))
   const rows: EventRow[] = []
   for (let i = 0; i < options.attempts; i++) {
-    const h = 1 + Math.floor(random() * options.maxHoursAgo)
+    const min = options.minHoursAgo ?? 1
+    const h = min + Math.floor(random() * (options.maxHoursAgo - min + 1))
     const at = options.now - h * HOUR - Math.floor(random() * 30) * MINUTE
     // Squaring skews towards the first payers: a few pay often, many pay once or twice.
     const payerKey =
@@ -84,8 +91,9 @@ export function syntheticAttempts(options: SyntheticOptions): EventRow[] {
       amount: pick(['1000', '1000', '1000', '3000', '2500']),
       payerKey,
     }
-    rows.push({ ...base, id: randomUUID(), outcome: 'verified' })
-    rows.push({ ...base, id: randomUUID(), outcome })
+    // Ids as toEventRow makes them: version 7, in the order the events are written.
+    rows.push({ ...base, id: uuidV7(), outcome: 'verified' })
+    rows.push({ ...base, id: uuidV7(), outcome })
   }
   return rows
 }
