@@ -7,11 +7,12 @@
  * @example
  * DATABASE_URL=postgres://app@db/payload_tools npm run stats:check   # the operator's store
  * npm run stats:check                         # ./data/telemetry.sqlite (DATABASE_URL unset)
- * npm run stats:check -- --artifacts test-artifacts/telemetry-stores  # CI: stores tests kept
+ * npm run stats:check -- --artifacts test-artifacts/telemetry-stores --require sqlite,postgres  # CI
  *
  * In `--artifacts` mode every `*.json` file in the directory names one store:
  * `{ "name": "…", "backend": "sqlite", "path": "…" }` or `{ "name": "…", "backend": "postgres",
  * "url": "postgres://…" }` (written by the end-to-end tests, see test/helpers/kept-stores.ts).
+ * `--require sqlite,postgres` also fails (exit 2) when no store of one of those backends is found.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -94,8 +95,18 @@ async function check(target: Target): Promise<'ok' | 'differs' | 'failed'> {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { artifacts: { type: 'string' } } })
+  const { values } = parseArgs({
+    options: { artifacts: { type: 'string' }, require: { type: 'string' } },
+  })
   const targets = values.artifacts ? fromArtifacts(values.artifacts) : fromEnvironment()
+  const missing = (values.require ?? '')
+    .split(',')
+    .filter(Boolean)
+    .filter((backend) => !targets.some((t) => t.location.backend === backend))
+  if (missing.length > 0) {
+    out(`stats:check: no ${missing.join(' or ')} store to check`)
+    return 2
+  }
   if (targets.length === 0) {
     out(
       values.artifacts

@@ -34,6 +34,7 @@ async function main(): Promise<void> {
       ? { databaseUrl: config.databaseUrl }
       : { dataDir: mkdtempSync(join(tmpdir(), 'payload-tools-dev-')) }),
     ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
+    ...(config.telemetryRetentionDays ? { retentionDays: config.telemetryRetentionDays } : {}),
   })
   const { app } = createService(config, { telemetry })
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host })
