@@ -13,10 +13,14 @@
  * `{ "name": "…", "backend": "sqlite", "path": "…" }` or `{ "name": "…", "backend": "postgres",
  * "url": "postgres://…" }` (written by the end-to-end tests, see test/helpers/kept-stores.ts).
  * `--require sqlite,postgres` also fails (exit 2) when no store of one of those backends is found.
+ * `--drop-checked` removes the kept stores (SQLite files, PostgreSQL schemas, descriptions) once
+ * every check passed, so CI runs on a persistent database leave nothing behind; a store that
+ * differs is kept for inspection.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import pg from 'pg'
 import { reconcile } from '../src/telemetry/reconcile.js'
 import { openSnapshot } from '../src/telemetry/snapshot.js'
 import { type StoreLocation, storeLocation } from '../src/telemetry/store.js'
@@ -27,6 +31,8 @@ const out = (line = '') => process.stdout.write(`${line}\n`)
 interface Target {
   name: string
   location: StoreLocation
+  /** `--artifacts` mode: the description file, and the schema of a kept PostgreSQL store. */
+  kept?: { file: string; schema?: string }
 }
 
 /** The location without credentials: host, database and the schema in `search_path`. */
@@ -49,12 +55,17 @@ function fromArtifacts(dir: string): Target[] {
         backend: string
         path?: string
         url?: string
+        schema?: string
       }
       const location: StoreLocation =
         kept.backend === 'postgres'
           ? { backend: 'postgres', url: String(kept.url) }
           : { backend: 'sqlite', path: String(kept.path) }
-      return { name: kept.name ?? file, location }
+      return {
+        name: kept.name ?? file,
+        location,
+        kept: { file: join(dir, file), ...(kept.schema ? { schema: kept.schema } : {}) },
+      }
     })
 }
 
@@ -94,9 +105,32 @@ async function check(target: Target): Promise<'ok' | 'differs' | 'failed'> {
   }
 }
 
+/** Removes a kept store and its description (`--drop-checked`). */
+async function drop(target: Target): Promise<void> {
+  if (!target.kept) return
+  if (target.location.backend === 'sqlite') {
+    for (const suffix of ['', '-wal', '-shm'])
+      rmSync(`${target.location.path}${suffix}`, { force: true })
+  } else if (target.kept.schema && /^\w+$/.test(target.kept.schema)) {
+    const client = new pg.Client({ connectionString: target.location.url })
+    await client.connect()
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${target.kept.schema} CASCADE`)
+    } finally {
+      await client.end()
+    }
+  }
+  rmSync(target.kept.file, { force: true })
+  out(`stats:check: removed ${target.name}`)
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { artifacts: { type: 'string' }, require: { type: 'string' } },
+    options: {
+      artifacts: { type: 'string' },
+      require: { type: 'string' },
+      'drop-checked': { type: 'boolean', default: false },
+    },
   })
   const targets = values.artifacts ? fromArtifacts(values.artifacts) : fromEnvironment()
   const missing = (values.require ?? '')
@@ -120,7 +154,9 @@ async function main(): Promise<number> {
   const bad = results.filter((r) => r !== 'ok').length
   out(`stats:check: ${targets.length} store(s) checked, ${bad} with differences or errors`)
   if (results.includes('failed')) return 2
-  return bad > 0 ? 1 : 0
+  if (bad > 0) return 1
+  if (values['drop-checked']) for (const target of targets) await drop(target)
+  return 0
 }
 
 main().then(
