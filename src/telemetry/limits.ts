@@ -7,7 +7,7 @@ export const TELEMETRY_BUFFER_LIMIT = 10_000
 /** Upper bound on one write (insert or ping) in milliseconds, so a hung database cannot hang a paid call. */
 export const WRITE_TIMEOUT_MS = 2_000
 
-/** Upper bound on one aggregate query for GET /stats, in milliseconds. */
+/** Upper bound on one read of the rollups for GET /stats, in milliseconds. */
 export const READ_TIMEOUT_MS = 5_000
 
 /**
