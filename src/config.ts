@@ -63,6 +63,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: z.string().optional(),
   TELEMETRY_SALT: z.string().min(16, 'must be at least 16 characters').optional(),
+  TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   MCP_ALLOWED_HOSTS: commaList(hostName),
   MCP_ALLOWED_ORIGINS: commaList(origin),
   X402_OWNERSHIP_PROOFS: commaList(ownershipProof),
@@ -125,6 +126,12 @@ export interface Config {
    */
   telemetrySalt?: string | undefined
   /**
+   * Days of raw payment events to keep (1 to 36,500); older ones are pruned hourly in small
+   * batches. The /stats rollups are kept for ever, so pruning changes no figure. Undefined: raw
+   * events are kept for ever.
+   */
+  telemetryRetentionDays?: number | undefined
+  /**
    * Hostnames `/mcp` accepts in `Host` (DNS-rebinding protection); `"*"` accepts any. Undefined:
    * the PUBLIC_BASE_URL hostname, loopback names and a specific HOST (src/mcp/dns-rebinding.ts).
    */
@@ -185,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     databaseUrl: e.DATABASE_URL,
     telemetrySalt: e.TELEMETRY_SALT,
+    telemetryRetentionDays: e.TELEMETRY_RETENTION_DAYS,
     mcpAllowedHosts: e.MCP_ALLOWED_HOSTS,
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS,
     ownershipProofs: e.X402_OWNERSHIP_PROOFS,

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   const telemetry = await createTelemetry({
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
+    ...(config.telemetryRetentionDays ? { retentionDays: config.telemetryRetentionDays } : {}),
   })
   if (telemetry.health().salt === 'generated') {
     logger.warn(

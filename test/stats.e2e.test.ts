@@ -6,10 +6,13 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type DevStack, startDevStack } from '../src/devnet/stack.js'
 import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
+import { DEFAULT_SQLITE_FILE } from '../src/telemetry/store.js'
 import { findToolByPath } from '../src/tools/catalog.js'
 import type { ToolDefinition } from '../src/tools/types.js'
 import { paidFetch } from './helpers/clients.js'
 import { json } from './helpers/json.js'
+import { discardKeptStore, keepStore, keptSqliteDir } from './helpers/kept-stores.js'
+import { PG_ADMIN_URL } from './helpers/pg-schema.js'
 import { payerKeys, payToBalance as payToBalanceOn, type Rail } from './helpers/rails.js'
 import { type RunningService, startService } from './helpers/service.js'
 import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
@@ -17,8 +20,8 @@ import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
 // GET /stats end to end: real paid calls from two payers on both rails (anvil + litesvm, the
 // official facilitator and the official @x402/fetch client), recorded by the real telemetry store,
 // then the whole /stats object compared with figures worked out from the script of calls below.
+// Both stores are kept for `npm run stats:check` (test/helpers/kept-stores.ts).
 
-const PG_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test'
 const BASE = 'eip155:8453'
 
 /** One paid call of the script: who pays, on which rail, for which tool, and whether it settles. */
@@ -75,39 +78,46 @@ function expectedStats(solanaNetwork: string, generatedAt: string) {
   }
 }
 
-/** A telemetry backend under test: how to open it and how to throw it away. */
+/** A telemetry backend under test: how to open it and how to keep it for `stats:check`. */
 interface Backend {
   open(): Promise<Telemetry>
-  cleanup(): Promise<void>
+  /** Called once telemetry is closed (every event flushed). */
+  keep(): void
 }
 
 function sqliteBackend(): Backend {
-  const dataDir = mkdtempSync(join(tmpdir(), 'stats-e2e-'))
+  const name = 'stats-e2e-sqlite'
+  let dataDir = ''
   return {
-    open: () => createTelemetry({ dataDir, salt: 'stats-e2e-salt' }),
-    cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+    async open() {
+      await discardKeptStore(name)
+      dataDir = keptSqliteDir(name)
+      return createTelemetry({ dataDir, salt: 'stats-e2e-salt' })
+    },
+    keep: () => keepStore({ name, backend: 'sqlite', path: join(dataDir, DEFAULT_SQLITE_FILE) }),
   }
 }
 
 function postgresBackend(): Backend {
+  const name = 'stats-e2e-postgres'
   const schema = `stats_e2e_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL })
+  const url = `${PG_ADMIN_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`
   const dataDir = mkdtempSync(join(tmpdir(), 'stats-e2e-'))
-  const options = encodeURIComponent(`-c search_path=${schema}`)
   return {
     async open() {
+      await discardKeptStore(name)
+      const admin = new pg.Client({ connectionString: PG_ADMIN_URL })
       await admin.connect()
-      await admin.query(`CREATE SCHEMA ${schema}`)
-      return createTelemetry({
-        databaseUrl: `${PG_ADMIN_URL}?options=${options}`,
-        dataDir,
-        salt: 'stats-e2e-salt',
-      })
+      try {
+        await admin.query(`CREATE SCHEMA ${schema}`)
+      } finally {
+        await admin.end()
+      }
+      return createTelemetry({ databaseUrl: url, dataDir, salt: 'stats-e2e-salt' })
     },
-    async cleanup() {
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-      await admin.end()
+    keep() {
       rmSync(dataDir, { recursive: true, force: true })
+      keepStore({ name, backend: 'postgres', url, schema })
     },
   }
 }
@@ -137,7 +147,7 @@ describe.each([
   afterAll(async () => {
     await svc?.stop()
     await telemetry?.close()
-    await backend?.cleanup()
+    backend?.keep()
   })
 
   const keys = (payer: 'A' | 'B', rail: Rail) => payerKeys(stack, rail, payer === 'A' ? 0 : 1)

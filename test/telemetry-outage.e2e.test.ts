@@ -11,6 +11,8 @@ import { findToolByPath } from '../src/tools/catalog.js'
 import type { ToolDefinition } from '../src/tools/types.js'
 import { paidFetch } from './helpers/clients.js'
 import { json } from './helpers/json.js'
+import { discardKeptStore, keepStore } from './helpers/kept-stores.js'
+import { PG_ADMIN_URL } from './helpers/pg-schema.js'
 import { payerKeys, payToBalance, type Rail } from './helpers/rails.js'
 import { type RunningService, startService } from './helpers/service.js'
 import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
@@ -18,9 +20,9 @@ import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
 // The telemetry store dies mid-run for real: the service reaches PostgreSQL through a TCP proxy,
 // and the proxy closes its listener and every open connection (as a crashed or restarted database
 // would). Paid calls must keep working, /stats must say 503, /health must say degraded, and once
-// the database is back every buffered event must be in the figures.
+// the database is back every buffered event must be in the figures. The store is kept for
+// `npm run stats:check` (test/helpers/kept-stores.ts): its rollups went through the outage.
 
-const PG_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test'
 const BASE = 'eip155:8453'
 
 /** A TCP proxy to PostgreSQL that can refuse every connection (database down) and come back. */
@@ -71,8 +73,10 @@ let telemetry: Telemetry
 let svc: RunningService
 const schema = `outage_e2e_${randomBytes(6).toString('hex')}`
 const dataDir = mkdtempSync(join(tmpdir(), 'outage-e2e-'))
+const KEPT_NAME = 'telemetry-outage-e2e-postgres'
 
 beforeAll(async () => {
+  await discardKeptStore(KEPT_NAME)
   stack = await startDevStack({ payers: 2 })
   admin = new pg.Client({ connectionString: PG_ADMIN_URL })
   await admin.connect()
@@ -90,8 +94,13 @@ afterAll(async () => {
   await svc?.stop()
   await telemetry?.close()
   await proxy?.close()
-  await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
   await admin?.end()
+  keepStore({
+    name: KEPT_NAME,
+    backend: 'postgres',
+    url: `${PG_ADMIN_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    schema,
+  })
   await stack?.stop()
   rmSync(dataDir, { recursive: true, force: true })
 })

@@ -35,6 +35,7 @@ async function main(): Promise<void> {
       ? { databaseUrl: config.databaseUrl }
       : { dataDir: mkdtempSync(join(tmpdir(), 'payload-tools-dev-')) }),
     ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
+    ...(config.telemetryRetentionDays ? { retentionDays: config.telemetryRetentionDays } : {}),
   })
   const service = createService(config, { telemetry })
   const { app } = service

@@ -14,11 +14,11 @@ const event: PaymentEvent = {
 }
 
 describe('toEventRow', () => {
-  it('replaces the payer by its HMAC key and adds a random UUID', () => {
+  it('replaces the payer by its HMAC key and adds a time-ordered UUID (version 7)', () => {
     const result = toEventRow(event, 'salt', 1_750_000_000_000)
     if (!result.ok) throw new Error(`rejected ${result.field}`)
     const { id, ...rest } = result.row
-    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     expect(rest).toEqual({
       at: 1_750_000_000_000,
       tool: 'json-validate',
@@ -30,7 +30,8 @@ describe('toEventRow', () => {
     })
     expect(JSON.stringify(result.row).toLowerCase()).not.toContain(PAYER.slice(2).toLowerCase())
     const again = toEventRow(event, 'salt', 0)
-    expect(again.ok && again.row.id).not.toBe(id)
+    // Later ids sort after earlier ones, so inserts append to the id index.
+    expect(again.ok && again.row.id > id).toBe(true)
   })
 
   it('keeps the event time and stores no key without a payer', () => {

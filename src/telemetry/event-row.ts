@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto'
 import { payerKey } from './payer-key.js'
 import { type EventRow, OUTCOMES, type PaymentEvent } from './types.js'
+import { uuidV7 } from './uuid-v7.js'
 
 const INT64_MAX = 2n ** 63n - 1n
 const MAX_LABEL_LENGTH = 100
@@ -10,7 +10,10 @@ export type EventRowResult = { ok: true; row: EventRow } | { ok: false; field: k
 
 /**
  * Validates an event and turns it into a storable row: the raw payer address is replaced by its
- * HMAC key here and goes no further, and a random UUID makes the insert idempotent. Validating
+ * HMAC key here and goes no further, and a UUID makes the insert idempotent. The UUID is version 7
+ * (RFC 9562: a millisecond timestamp, then random bits, monotonic within the process), so new rows
+ * append to the events' primary-key index instead of landing on random pages, which kept inserts
+ * into a table of a million events several times slower with random (version 4) UUIDs. Validating
  * before buffering matters: a row the database rejects would block the in-order flush for good.
  *
  * @example
@@ -44,7 +47,7 @@ export function toEventRow(event: PaymentEvent, salt: string, now: number): Even
   return {
     ok: true,
     row: {
-      id: randomUUID(),
+      id: uuidV7(),
       at,
       tool: event.tool,
       transport: event.transport,

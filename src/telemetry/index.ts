@@ -1,9 +1,12 @@
 /**
- * Paid-usage telemetry: payment events in SQLite or PostgreSQL, aggregates for GET /stats.
+ * Paid-usage telemetry: payment events and their rollups in SQLite or PostgreSQL, the GET /stats
+ * figures read from the rollups, and the reconciliation behind `npm run stats:check`.
  * Imports nothing of ours except the logger.
  */
 export {
   CLOSE_FLUSH_TIMEOUT_MS,
+  PRUNE_BATCH_SIZE,
+  PRUNE_INTERVAL_MS,
   READ_TIMEOUT_MS,
   RETRY_INTERVAL_MS,
   STATS_CACHE_MS,
@@ -12,7 +15,12 @@ export {
 } from './limits.js'
 export { formatUsdc } from './money.js'
 export { payerKey, resolveSalt, type SaltSource } from './payer-key.js'
-export { createTelemetryStore, type TelemetryStoreOptions } from './store.js'
+export {
+  createTelemetryStore,
+  type StoreLocation,
+  storeLocation,
+  type TelemetryStoreOptions,
+} from './store.js'
 export {
   createTelemetry,
   type Telemetry,

@@ -1,161 +1,198 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
-import Database from 'better-sqlite3'
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import { logger } from '../logger.js'
 import {
-  type AggregateRows,
-  aggregateSql,
-  EVENTS_TABLE,
-  INDEXES_SQL,
-  readAggregates,
-} from './aggregate-sql.js'
-import type { Aggregates, EventRow, TelemetryStore, Windows } from './types.js'
+  INSERT_BATCH_MAX_ROWS,
+  MIGRATE_STEP_TIMEOUT_MS,
+  READ_TIMEOUT_MS,
+  WRITE_TIMEOUT_MS,
+} from './limits.js'
+import type { WorkerCall, WorkerData, WorkerReply, WorkerRequest } from './sqlite-protocol.js'
+import type { Rollups, TelemetryStore } from './types.js'
+import { createWriteQueue } from './write-queue.js'
+
+/** Options of the SQLite backend; durations in milliseconds. */
+export interface SqliteStoreOptions {
+  /** Bound on one insert (from the call to its commit) or ping; default {@link WRITE_TIMEOUT_MS}. */
+  writeTimeoutMs?: number
+  /** Bound on one read; default {@link READ_TIMEOUT_MS}. */
+  readTimeoutMs?: number
+  /** Raw events per backfill step when a migration builds the rollups; default 50,000. */
+  backfillBatchSize?: number
+}
+
+/** The SQLite backend, with a handle on its worker thread for crash drills and tests. */
+export interface SqliteTelemetryStore extends TelemetryStore {
+  readonly backend: 'sqlite'
+  /**
+   * Stops the worker thread at once, as a crash would: requests in flight fail (the facade
+   * buffers their events); the next operation starts a new thread.
+   */
+  terminateWorker(): Promise<void>
+}
+
+/** Raised to callers when the worker thread dies or cannot start. */
+export class SqliteWorkerExitError extends Error {
+  override readonly name = 'SqliteWorkerExitError'
+  readonly code = 'SQLITE_WORKER_EXIT'
+}
+
+interface Pending {
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+  timer: NodeJS.Timeout
+}
 
 /**
- * How long one SQLite call waits for a lock held by another process, in milliseconds. better-sqlite3
- * is synchronous, so this wait blocks the event loop; it is short because only this instance
- * should write the file (WAL mode lets readers and the one writer proceed without waiting).
+ * Starts the worker. Compiled code (`dist/`) loads `sqlite-worker.js` beside this file. Sources
+ * run through tsx (`npm run dev`, tests, scripts), whose loader a worker does not inherit, so the
+ * worker first registers tsx's ESM hooks (tsx is a dev dependency, present wherever `.ts` runs).
  */
-export const SQLITE_BUSY_TIMEOUT_MS = 200
-
-/** Schema migrations in order; entry i upgrades the schema to version i + 1. */
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE IF NOT EXISTS ${EVENTS_TABLE} (
-    id TEXT PRIMARY KEY,
-    at INTEGER NOT NULL,
-    tool TEXT NOT NULL,
-    transport TEXT NOT NULL CHECK (transport IN ('http', 'mcp')),
-    network TEXT NOT NULL,
-    amount INTEGER NOT NULL CHECK (amount >= 0),
-    outcome TEXT NOT NULL
-      CHECK (outcome IN ('verified', 'settled', 'settle_failed', 'tool_failed_unsettled')),
-    payer_key TEXT
-  ) STRICT;
-  ${INDEXES_SQL}`,
-]
-
-/** Errors after which the handle is kept: the database is busy or full, not broken. */
-const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL'])
+function spawnWorker(data: WorkerData): Worker {
+  if (import.meta.url.endsWith('.js')) {
+    return new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: data })
+  }
+  // The ESM entry of tsx's API, as its exports map names it (require.resolve gives the CJS one).
+  const require = createRequire(import.meta.url)
+  const manifest = require.resolve('tsx/package.json')
+  const { exports } = require(manifest) as {
+    exports: Record<string, { import: { default: string } }>
+  }
+  const tsx = new URL(
+    exports['./esm/api']?.import.default ?? './dist/esm/api/index.mjs',
+    pathToFileURL(manifest),
+  ).href
+  const entry = new URL('./sqlite-worker.ts', import.meta.url).href
+  const bootstrap = `import(${JSON.stringify(tsx)})
+    .then((m) => (m.register ?? m.default.register)())
+    .then(() => import(${JSON.stringify(entry)}))`
+  return new Worker(bootstrap, { eval: true, workerData: data })
+}
 
 /**
- * The embedded SQLite backend for a single instance. The file (and its directory) is created on
- * first use; journal_mode=WAL with synchronous=FULL so a resolved insert survives a process crash
- * and a power cut. The handle is opened lazily and reopened after a non-transient error.
+ * The embedded SQLite backend for a single instance. better-sqlite3 is synchronous, so the
+ * database lives in its own worker thread and the serving thread only exchanges messages with it:
+ * no SQLite call ever runs on the event loop.
  *
- * better-sqlite3 is synchronous: an insert costs one fsync (about 3 ms) and the aggregates block
- * the event loop for about 160 ms at 200,000 events, once per stats cache period.
+ * Inserts go through a group-commit queue: events that arrive while a transaction commits are
+ * written together by the next one (one fsync for all of them, synchronous=FULL in WAL mode), and
+ * each `insert` resolves only after the transaction holding its rows committed.
+ *
+ * The store is down when an operation fails: the worker died (crash, out of memory) or cannot
+ * start, the disk is full or failing, the file is locked by another process beyond the busy
+ * timeout, or the worker did not answer within the operation's bound (a hung disk). A dead worker
+ * is replaced by the next operation; the facade retries every second.
  *
  * @example
  * const store = createSqliteStore('./data/telemetry.sqlite')
  * await store.migrate()
  * @param path - database file path, or `:memory:`
  */
-export function createSqliteStore(path: string): TelemetryStore {
-  let db: Database.Database | undefined
+export function createSqliteStore(
+  path: string,
+  options: SqliteStoreOptions = {},
+): SqliteTelemetryStore {
+  const writeTimeoutMs = options.writeTimeoutMs ?? WRITE_TIMEOUT_MS
+  const readTimeoutMs = options.readTimeoutMs ?? READ_TIMEOUT_MS
+  const pending = new Map<number, Pending>()
+  let worker: Worker | undefined
+  let nextId = 1
 
-  function open(): Database.Database {
-    if (db) return db
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-    const handle = new Database(path, { timeout: SQLITE_BUSY_TIMEOUT_MS })
-    try {
-      handle.pragma('journal_mode = WAL')
-      handle.pragma('synchronous = FULL')
-    } catch (error) {
-      handle.close()
-      throw error
-    }
-    db = handle
-    return handle
-  }
-
-  /** Runs `fn` on the open handle; drops the handle after a non-transient error so it reopens. */
-  function use<T>(fn: (handle: Database.Database) => T): Promise<T> {
-    try {
-      return Promise.resolve(fn(open()))
-    } catch (error) {
-      const code = (error as { code?: unknown }).code
-      if (typeof code !== 'string' || !TRANSIENT_CODES.has(code)) {
-        try {
-          db?.close()
-        } catch {
-          // The handle is already unusable; closing it is best effort.
-        }
-        db = undefined
-      }
-      return Promise.reject(error)
+  function failAll(error: Error): void {
+    for (const [id, p] of pending) {
+      clearTimeout(p.timer)
+      pending.delete(id)
+      p.reject(error)
     }
   }
 
-  function migrate(): Promise<void> {
-    return use((handle) => {
-      handle.exec('CREATE TABLE IF NOT EXISTS telemetry_schema_version (version INTEGER NOT NULL)')
-      handle
-        .transaction(() => {
-          const row = handle.prepare('SELECT MAX(version) AS v FROM telemetry_schema_version').get()
-          const current = Number((row as { v: number | null }).v ?? 0)
-          for (let i = current; i < MIGRATIONS.length; i++) {
-            handle.exec(MIGRATIONS[i] as string)
-            handle.prepare('INSERT INTO telemetry_schema_version (version) VALUES (?)').run(i + 1)
-          }
-        })
-        .immediate()
+  function settle(reply: WorkerReply): void {
+    const p = pending.get(reply.id)
+    if (!p) return // answered after its deadline; the caller has moved on
+    if ('progress' in reply) {
+      p.timer.refresh()
+      return
+    }
+    clearTimeout(p.timer)
+    pending.delete(reply.id)
+    if (pending.size === 0) worker?.unref()
+    if (reply.ok) p.resolve(reply.value)
+    else p.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }))
+  }
+
+  function ensureWorker(): Worker {
+    if (worker) return worker
+    const started = spawnWorker({
+      path,
+      ...(options.backfillBatchSize ? { backfillBatchSize: options.backfillBatchSize } : {}),
     })
-  }
-
-  function insert(rows: readonly EventRow[]): Promise<void> {
-    return use((handle) => {
-      const statement = handle.prepare(
-        `INSERT INTO ${EVENTS_TABLE} (id, at, tool, transport, network, amount, outcome, payer_key)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+    started.on('message', settle)
+    started.on('error', (error) => {
+      logger.error(
+        { errMessage: String(error?.message ?? error).slice(0, 200) },
+        'telemetry: sqlite worker failed',
       )
-      handle.transaction(() => {
-        for (const r of rows) {
-          statement.run(
-            r.id,
-            BigInt(r.at),
-            r.tool,
-            r.transport,
-            r.network,
-            BigInt(r.amount),
-            r.outcome,
-            r.payerKey,
-          )
-        }
-      })()
+    })
+    started.on('exit', (code) => {
+      if (worker === started) worker = undefined
+      failAll(new SqliteWorkerExitError(`sqlite worker exited with code ${code}`))
+    })
+    // Idle, the thread must not keep the process alive; with requests pending it must.
+    started.unref()
+    worker = started
+    return started
+  }
+
+  function request<T>(message: WorkerCall, timeoutMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const id = nextId++
+      const target = ensureWorker()
+      const timer = setTimeout(() => {
+        if (!pending.delete(id)) return
+        if (pending.size === 0) worker?.unref()
+        reject(
+          Object.assign(new Error(`sqlite ${message.op} did not answer within ${timeoutMs} ms`), {
+            code: 'SQLITE_WORKER_TIMEOUT',
+          }),
+        )
+      }, timeoutMs)
+      pending.set(id, {
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        timer,
+      })
+      target.ref()
+      target.postMessage({ ...message, id } as WorkerRequest)
     })
   }
 
-  function aggregate(w: Windows): Promise<Aggregates> {
-    return use((handle) => {
-      const params = {
-        now: BigInt(w.now),
-        dayAgo: BigInt(w.dayAgo),
-        weekAgo: BigInt(w.weekAgo),
-        dailyStart: BigInt(w.dailyStart),
+  const insert = createWriteQueue(
+    (rows) => request<number>({ op: 'insert', rows }, writeTimeoutMs).then(() => undefined),
+    { timeoutMs: writeTimeoutMs, maxBatchRows: INSERT_BATCH_MAX_ROWS },
+  )
+
+  async function terminateWorker(): Promise<void> {
+    await worker?.terminate()
+  }
+
+  return {
+    backend: 'sqlite',
+    migrate: () => request<void>({ op: 'migrate' }, MIGRATE_STEP_TIMEOUT_MS),
+    insert,
+    read: (windows) => request<Rollups>({ op: 'read', windows }, readTimeoutMs),
+    prune: (before, limit) => request<number>({ op: 'prune', before, limit }, writeTimeoutMs),
+    ping: () => request<void>({ op: 'ping' }, writeTimeoutMs),
+    async close() {
+      const current = worker
+      if (!current) return
+      try {
+        await request<void>({ op: 'close' }, writeTimeoutMs)
+      } catch {
+        // A worker that cannot close its handle cleanly is terminated all the same.
       }
-      // safeIntegers: sums come back as bigint, never rounded through a double. One read
-      // transaction, so every figure comes from the same snapshot.
-      const rows = handle.transaction(() =>
-        Object.fromEntries(
-          Object.entries(aggregateSql()).map(([name, text]) => [
-            name,
-            handle.prepare(text).safeIntegers(true).all(params) as Record<string, unknown>[],
-          ]),
-        ),
-      )()
-      return readAggregates(rows as AggregateRows)
-    })
+      await current.terminate()
+    },
+    terminateWorker,
   }
-
-  function ping(): Promise<void> {
-    return use((handle) => {
-      handle.prepare('SELECT 1').get()
-    })
-  }
-
-  async function close(): Promise<void> {
-    db?.close()
-    db = undefined
-  }
-
-  return { backend: 'sqlite', migrate, insert, aggregate, ping, close }
 }

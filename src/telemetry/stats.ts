@@ -1,29 +1,47 @@
-import { DAY_MS } from './aggregate-sql.js'
 import { money } from './money.js'
-import type { Aggregates, DailyPoint, Stats, Windows } from './types.js'
+import type { DailyPoint, Rollups, Stats } from './types.js'
+import { DAY_MS, HOUR_MS, type Windows } from './windows.js'
 
 /** Plain-language window definitions published in `Stats.window`. */
 export const WINDOW_TEXT = {
-  last_24h: 'settled events with time in (now-24h, now]',
-  last_7d: 'settled events with time in (now-7d, now]',
+  last_24h:
+    'settled events in the current UTC hour so far and the 23 whole hours before it (exact to the hour)',
+  last_7d:
+    'settled events in the current UTC hour so far and the 167 whole hours before it (exact to the hour)',
   daily:
     'settled events per UTC calendar day, 7 days oldest first ending today; today runs from 00:00 UTC to now',
 } as const
 
 /**
- * Shapes the raw backend aggregates into the GET /stats body.
+ * Shapes the rollups into the GET /stats body. The windows and the daily series are sums over
+ * the same hourly rows, so they agree with each other by construction.
  *
- * @param a - aggregates computed by a backend for `w`
- * @param w - the window bounds the aggregates were computed for
+ * @param r - rollups read by a backend for `w`
+ * @param w - the windows the rollups were read for
  * @param cacheSeconds - how long the figures may be served from cache, published in `window`
  */
-export function buildStats(a: Aggregates, w: Windows, cacheSeconds: number): Stats {
-  const repeatPaidCalls = a.settledWithPayer - a.uniquePayers
-  const byDay = new Map(a.daily.map((d) => [d.day, d]))
-  const firstDay = Math.round(w.dailyStart / DAY_MS)
+export function buildStats(r: Rollups, w: Windows, cacheSeconds: number): Stats {
+  const settled = r.outcomes.settled ?? { calls: 0, atomic: 0n }
+  const repeatPaidCalls = r.settledWithPayer - r.uniquePayers
+  let last24h = 0n
+  let last7d = 0n
+  const hoursPerDay = DAY_MS / HOUR_MS
+  const perDay = new Map<number, { calls: number; atomic: bigint }>()
+  for (const h of r.hours) {
+    if (h.hour < w.weekFirstHour || h.hour > w.hour) continue
+    last7d += h.atomic
+    if (h.hour >= w.dayFirstHour) last24h += h.atomic
+    if (h.hour < w.dailyFirstHour) continue
+    const day = Math.floor(h.hour / hoursPerDay)
+    const found = perDay.get(day) ?? { calls: 0, atomic: 0n }
+    found.calls += h.calls
+    found.atomic += h.atomic
+    perDay.set(day, found)
+  }
+  const firstDay = w.dailyFirstHour / hoursPerDay
   const daily: DailyPoint[] = []
   for (let day = firstDay; day < firstDay + 7; day++) {
-    const found = byDay.get(day)
+    const found = perDay.get(day)
     daily.push({
       date: new Date(day * DAY_MS).toISOString().slice(0, 10),
       calls: found?.calls ?? 0,
@@ -31,21 +49,21 @@ export function buildStats(a: Aggregates, w: Windows, cacheSeconds: number): Sta
     })
   }
   return {
-    paid_calls: a.verified,
-    successful_paid_calls: a.settled,
-    unique_payers: a.uniquePayers,
-    repeat_payers: a.repeatPayers,
+    paid_calls: r.outcomes.verified?.calls ?? 0,
+    successful_paid_calls: settled.calls,
+    unique_payers: r.uniquePayers,
+    repeat_payers: r.repeatPayers,
     repeat_paid_calls: repeatPaidCalls,
-    repeat_call_rate: a.settled === 0 ? 0 : repeatPaidCalls / a.settled,
+    repeat_call_rate: settled.calls === 0 ? 0 : repeatPaidCalls / settled.calls,
     revenue: {
-      lifetime: money(a.revenueLifetime),
-      last_24h: money(a.revenue24h),
-      last_7d: money(a.revenue7d),
+      lifetime: money(settled.atomic),
+      last_24h: money(last24h),
+      last_7d: money(last7d),
     },
     networks: Object.fromEntries(
-      a.networks.map((n) => [n.network, { calls: n.calls, revenue: money(n.atomic) }]),
+      r.networks.map((n) => [n.network, { calls: n.calls, revenue: money(n.atomic) }]),
     ),
-    tools: Object.fromEntries(a.tools.map((t) => [t.tool, { calls: t.calls }])),
+    tools: Object.fromEntries(r.tools.map((t) => [t.tool, { calls: t.calls }])),
     daily,
     generated_at: new Date(w.now).toISOString(),
     window: { ...WINDOW_TEXT, cache_seconds: cacheSeconds },

@@ -1,16 +1,45 @@
 import { isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createPostgresStore, type PostgresStoreOptions } from './postgres-store.js'
-import { createSqliteStore } from './sqlite-store.js'
+import { createSqliteStore, type SqliteStoreOptions } from './sqlite-store.js'
 import type { TelemetryStore } from './types.js'
 
 /** File name of the default SQLite database inside the data directory. */
 export const DEFAULT_SQLITE_FILE = 'telemetry.sqlite'
 
 /** Options of {@link createTelemetryStore}. */
-export interface TelemetryStoreOptions extends PostgresStoreOptions {
+export interface TelemetryStoreOptions extends PostgresStoreOptions, SqliteStoreOptions {
   /** Directory for the default SQLite file; default `./data`. */
   dataDir?: string
+}
+
+/** Where a store lives: a SQLite file (or `:memory:`) or a PostgreSQL URL. */
+export type StoreLocation =
+  | { backend: 'sqlite'; path: string }
+  | { backend: 'postgres'; url: string }
+
+/**
+ * Reads `DATABASE_URL` as {@link createTelemetryStore} does, without opening anything.
+ *
+ * @example
+ * storeLocation(undefined, './data') // { backend: 'sqlite', path: 'data/telemetry.sqlite' }
+ * @throws {Error} for a URL with an unsupported scheme (the message names the scheme only)
+ */
+export function storeLocation(databaseUrl: string | undefined, dataDir = './data'): StoreLocation {
+  if (!databaseUrl) return { backend: 'sqlite', path: join(dataDir, DEFAULT_SQLITE_FILE) }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(databaseUrl)?.[1]?.toLowerCase()
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    return { backend: 'postgres', url: databaseUrl }
+  }
+  if (databaseUrl.startsWith('file:'))
+    return { backend: 'sqlite', path: fileURLToPath(databaseUrl) }
+  if (scheme)
+    throw new Error(`DATABASE_URL: unsupported scheme "${scheme}"; use postgres:// or a file path`)
+  return {
+    backend: 'sqlite',
+    path:
+      databaseUrl === ':memory:' || isAbsolute(databaseUrl) ? databaseUrl : resolve(databaseUrl),
+  }
 }
 
 /**
@@ -30,16 +59,8 @@ export function createTelemetryStore(
   databaseUrl: string | undefined,
   options: TelemetryStoreOptions = {},
 ): TelemetryStore {
-  const dataDir = options.dataDir ?? './data'
-  if (!databaseUrl) return createSqliteStore(join(dataDir, DEFAULT_SQLITE_FILE))
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(databaseUrl)?.[1]?.toLowerCase()
-  if (scheme === 'postgres' || scheme === 'postgresql') {
-    return createPostgresStore(databaseUrl, options)
-  }
-  if (databaseUrl.startsWith('file:')) return createSqliteStore(fileURLToPath(databaseUrl))
-  if (scheme)
-    throw new Error(`DATABASE_URL: unsupported scheme "${scheme}"; use postgres:// or a file path`)
-  return createSqliteStore(
-    databaseUrl === ':memory:' || isAbsolute(databaseUrl) ? databaseUrl : resolve(databaseUrl),
-  )
+  const location = storeLocation(databaseUrl, options.dataDir)
+  return location.backend === 'postgres'
+    ? createPostgresStore(location.url, options)
+    : createSqliteStore(location.path, options)
 }

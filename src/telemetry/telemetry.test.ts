@@ -1,15 +1,20 @@
 import { createHmac, randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { syntheticAttempts } from '../../test/helpers/telemetry-events.js'
 import { logger } from '../logger.js'
-import { createTelemetryStore } from './store.js'
+import { type Reconciliation, reconcile } from './reconcile.js'
+import { openSnapshot } from './snapshot.js'
+import { createSqliteStore } from './sqlite-store.js'
+import { createTelemetryStore, type StoreLocation } from './store.js'
 import { createTelemetry, type Telemetry, type TelemetryOptions } from './telemetry.js'
 import { type EventRow, type PaymentEvent, type Stats, TelemetryUnavailableError } from './types.js'
+import { windowsAt } from './windows.js'
 
 const PG_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test'
 const BASE = 'eip155:8453'
@@ -27,6 +32,8 @@ const NOW = Date.UTC(2025, 5, 15, 12)
 interface Fixture {
   databaseUrl: string | undefined
   dataDir: string
+  /** The store, for read-only snapshots (`stats:check`'s reconciliation). */
+  location: StoreLocation
   /** Makes the real store unavailable: `hang` answers nothing, `refuse` refuses connections. */
   down(kind: 'hang' | 'refuse'): Promise<void>
   up(): Promise<void>
@@ -57,6 +64,7 @@ async function sqliteFixture(): Promise<Fixture> {
   return {
     databaseUrl: undefined,
     dataDir,
+    location: { backend: 'sqlite', path: file },
     async down() {
       locker = new Database(file, { timeout: 5_000 })
       locker.exec('BEGIN EXCLUSIVE')
@@ -170,6 +178,8 @@ async function postgresFixture(): Promise<Fixture> {
   return {
     databaseUrl: `postgres://postgres@127.0.0.1:${proxy.port}/test?options=${options}`,
     dataDir,
+    // Straight to the server: a snapshot must not depend on the proxy being up.
+    location: { backend: 'postgres', url: `${PG_ADMIN_URL}?options=${options}` },
     async down(kind) {
       await proxy.set(kind)
     },
@@ -210,6 +220,18 @@ async function waitFor(predicate: () => boolean, timeoutMs = 5_000): Promise<voi
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error('condition not met in time')
     await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** Asserts that `stats:check`'s reconciliation finds no difference between rollups and events. */
+async function expectNoDrift(location: StoreLocation, now: number): Promise<Reconciliation> {
+  const reader = await openSnapshot(location)
+  try {
+    const result = await reconcile(reader, now)
+    for (const c of result.comparisons) expect(c.differences, c.name).toEqual([])
+    return result
+  } finally {
+    await reader.close()
   }
 }
 
@@ -371,8 +393,10 @@ describe.each([
         { date: '2025-06-15', calls: 2, revenue: m('2000', '0.002') },
       ],
       window: {
-        last_24h: 'settled events with time in (now-24h, now]',
-        last_7d: 'settled events with time in (now-7d, now]',
+        last_24h:
+          'settled events in the current UTC hour so far and the 23 whole hours before it (exact to the hour)',
+        last_7d:
+          'settled events in the current UTC hour so far and the 167 whole hours before it (exact to the hour)',
         daily:
           'settled events per UTC calendar day, 7 days oldest first ending today; today runs from 00:00 UTC to now',
         cache_seconds: 0,
@@ -380,7 +404,7 @@ describe.each([
     } satisfies Omit<Stats, 'generated_at'>)
   })
 
-  it('puts window boundaries on the documented side', async () => {
+  it('puts window boundaries on the documented side, to the UTC hour', async () => {
     const telemetry = await start()
     const dailyStart = Date.UTC(2025, 5, 9)
     const settled = (at: number, amount: string): PaymentEvent => ({
@@ -393,29 +417,30 @@ describe.each([
       at,
     })
     await recordAll(telemetry, [
-      settled(NOW - DAY, '1'), // 24 h: out (exactly now-24h); 7 d: in
-      settled(NOW - DAY + 1, '10'), // 24 h: in
-      settled(NOW - 7 * DAY, '100'), // 7 d: out (exactly now-7d)
-      settled(NOW - 7 * DAY + 1, '1000'), // 7 d: in; daily: out (2025-06-08)
-      settled(NOW, '10000'), // both in (now is inclusive)
-      settled(NOW + 1, '100000'), // future: lifetime only
-      settled(dailyStart, '1000000'), // daily: in (first day starts here)
-      settled(dailyStart - 1, '10000000'), // daily: out; 7 d: in
+      settled(NOW - 23 * HOUR, '1'), // 24 h: in (its first hour, 2025-06-14 13:00)
+      settled(NOW - 23 * HOUR - 1, '10'), // 24 h: out (the hour before); 7 d: in
+      settled(NOW - 167 * HOUR, '100'), // 7 d: in (its first hour); daily: out (2025-06-08)
+      settled(NOW - 167 * HOUR - 1, '1000'), // 7 d: out; lifetime only
+      settled(NOW, '10000'), // every window (now is in the current hour)
+      settled(NOW + HOUR - 1, '100000'), // the current hour: every window
+      settled(NOW + HOUR, '1000000'), // the next hour: lifetime only
+      settled(dailyStart, '10000000'), // daily: in (first day starts here); 7 d: in
+      settled(dailyStart - 1, '100000000'), // daily: out; 7 d: in
     ])
     const stats = await telemetry.stats()
     expect(stats.revenue).toEqual({
-      lifetime: m('11111111', '11.111111'),
-      last_24h: m('10010', '0.01001'),
-      last_7d: m('11011011', '11.011011'),
+      lifetime: m('111111111', '111.111111'),
+      last_24h: m('110001', '0.110001'),
+      last_7d: m('110110111', '110.110111'),
     })
     expect(stats.daily).toEqual([
-      { date: '2025-06-09', calls: 1, revenue: m('1000000', '1') },
+      { date: '2025-06-09', calls: 1, revenue: m('10000000', '10') },
       { date: '2025-06-10', calls: 0, revenue: m('0', '0') },
       { date: '2025-06-11', calls: 0, revenue: m('0', '0') },
       { date: '2025-06-12', calls: 0, revenue: m('0', '0') },
       { date: '2025-06-13', calls: 0, revenue: m('0', '0') },
       { date: '2025-06-14', calls: 2, revenue: m('11', '0.000011') },
-      { date: '2025-06-15', calls: 1, revenue: m('10000', '0.01') },
+      { date: '2025-06-15', calls: 2, revenue: m('110000', '0.11') },
     ])
   })
 
@@ -543,6 +568,31 @@ describe.each([
     const stats = await telemetry.stats()
     expect(stats.successful_paid_calls).toBe(6)
     expect(stats.revenue.lifetime).toEqual(m('21', '0.000021'))
+    // The write cut off by the outage may have committed before the flush repeated it: the
+    // rollups still count every event once.
+    await expectNoDrift(fx.location, NOW)
+  })
+
+  it('prunes raw events past the retention without changing a /stats figure', async () => {
+    const store = createTelemetryStore(fx.databaseUrl, { dataDir: fx.dataDir })
+    const telemetry = await start({ store, retentionDays: 3 })
+    expect(await telemetry.prune()).toBe(0) // the pass started with telemetry found nothing
+    // 10 days of history (3,000 events), written straight to the store.
+    const rows = syntheticAttempts({ attempts: 1_500, now: NOW, maxHoursAgo: 240, payers: 30 })
+    await store.insert(rows)
+    const cutoff = NOW - 3 * DAY // NOW is on the hour: the cut is exactly 3 days back
+    const old = rows.filter((r) => r.at < cutoff).length
+    expect(old).toBeGreaterThan(2_000) // several batches of 1,000
+    const before = await telemetry.stats()
+    expect(before.paid_calls).toBe(1_500)
+
+    expect(await telemetry.prune()).toBe(old)
+    expect(await fx.count('SELECT COUNT(*) FROM payment_events')).toBe(rows.length - old)
+    expect(await fx.count(`SELECT COUNT(*) FROM payment_events WHERE at < ${cutoff}`)).toBe(0)
+    expect(await telemetry.stats()).toEqual(before)
+    expect(await telemetry.prune()).toBe(0)
+    const result = await expectNoDrift(fx.location, NOW)
+    expect(result.prunedBefore).toBe(cutoff)
   })
 
   it('drops and counts events beyond the buffer bound', async () => {
@@ -667,15 +717,13 @@ describe.each([
       await store.insert([row])
       await store.insert([row, { ...row, id: '5d7c9a0e-2b4f-4e8a-8c1d-7f6e5a4b3c21', amount: '0' }])
       expect(await fx.count('SELECT COUNT(*) FROM payment_events')).toBe(2)
-      expect(await fx.count('SELECT COUNT(*) FROM telemetry_schema_version')).toBe(1)
+      expect(await fx.count('SELECT COUNT(*) FROM telemetry_schema_version')).toBe(2)
+      // The row written twice counted once in the rollups too.
+      expect(await fx.count(`SELECT calls FROM usage_totals WHERE metric = 'outcome'`)).toBe(2)
       // 2^63 - 1 has no exact double: the sum must come back through bigint, not a number.
-      const aggregates = await store.aggregate({
-        now: NOW,
-        dayAgo: NOW - DAY,
-        weekAgo: NOW - 7 * DAY,
-        dailyStart: Date.UTC(2025, 5, 9),
-      })
-      expect(aggregates.revenueLifetime).toBe(2n ** 63n - 1n)
+      const rollups = await store.read(windowsAt(NOW))
+      expect(rollups.outcomes.settled).toEqual({ calls: 2, atomic: 2n ** 63n - 1n })
+      expect(rollups.hours).toEqual([{ hour: NOW / HOUR, calls: 2, atomic: 2n ** 63n - 1n }])
     } finally {
       await store.close()
     }
@@ -697,5 +745,87 @@ describe.each([
     await telemetry.record(valid)
     expect((await telemetry.stats()).successful_paid_calls).toBe(1)
     expect(telemetry.health()).toMatchObject({ status: 'ok', buffered: 0, dropped: 0 })
+  })
+})
+
+describe('SQLite store worker thread', () => {
+  const dirs: string[] = []
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('treats a worker that dies mid-write as an outage and counts the event once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telemetry-worker-'))
+    dirs.push(dir)
+    const file = join(dir, 'telemetry.sqlite')
+    const store = createSqliteStore(file, { writeTimeoutMs: 300 })
+    const telemetry = await createTelemetry({
+      store,
+      salt: 'test-salt',
+      now: () => NOW,
+      cacheMs: 0,
+      retryIntervalMs: 50,
+      writeTimeoutMs: 300,
+    })
+    try {
+      const event = (amount: string): PaymentEvent => ({
+        tool: 'hash',
+        transport: 'http',
+        network: BASE,
+        amount,
+        outcome: 'settled',
+        payer: PAYER_A,
+      })
+      await telemetry.record(event('1'))
+      // The insert is posted to the worker before record() returns; the worker then dies.
+      const pending = telemetry.record(event('2'))
+      await store.terminateWorker()
+      await pending // never rejects: telemetry never fails a paid call
+      expect(telemetry.health()).toMatchObject({ status: 'degraded', buffered: 1 })
+      await expect(telemetry.stats()).rejects.toBeInstanceOf(TelemetryUnavailableError)
+
+      // The retry starts a new worker and flushes the buffer.
+      await waitFor(() => telemetry.health().status === 'ok')
+      const stats = await telemetry.stats()
+      expect(stats.successful_paid_calls).toBe(2)
+      expect(stats.revenue.lifetime).toEqual(m('3', '0.000003'))
+      await expectNoDrift({ backend: 'sqlite', path: file }, NOW)
+    } finally {
+      await telemetry.close()
+    }
+  })
+
+  it('keeps serving paid calls while a worker cannot open its file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'telemetry-worker-'))
+    dirs.push(dir)
+    // A directory where the database file should be: every open fails (SQLITE_CANTOPEN).
+    const file = join(dir, 'telemetry.sqlite')
+    mkdirSync(file)
+    const telemetry = await createTelemetry({
+      store: createSqliteStore(file, { writeTimeoutMs: 300 }),
+      salt: 'test-salt',
+      retryIntervalMs: 50,
+      writeTimeoutMs: 300,
+    })
+    try {
+      expect(telemetry.health()).toMatchObject({ status: 'degraded' })
+      const started = performance.now()
+      await telemetry.record({
+        tool: 'hash',
+        transport: 'http',
+        network: BASE,
+        amount: '1',
+        outcome: 'settled',
+      })
+      expect(performance.now() - started).toBeLessThan(50)
+      expect(telemetry.health()).toMatchObject({ status: 'degraded', buffered: 1 })
+      await expect(telemetry.stats()).rejects.toBeInstanceOf(TelemetryUnavailableError)
+      // The disk comes back: the retry migrates and flushes.
+      rmSync(file, { recursive: true })
+      await waitFor(() => telemetry.health().status === 'ok')
+      expect((await telemetry.stats()).successful_paid_calls).toBe(1)
+    } finally {
+      await telemetry.close()
+    }
   })
 })

@@ -1,9 +1,10 @@
 import { logger } from '../logger.js'
-import { windowsAt } from './aggregate-sql.js'
 import { toEventRow } from './event-row.js'
 import {
   CLOSE_FLUSH_TIMEOUT_MS,
   FLUSH_BATCH_SIZE,
+  PRUNE_BATCH_SIZE,
+  PRUNE_INTERVAL_MS,
   RETRY_INTERVAL_MS,
   STATS_CACHE_MS,
   TELEMETRY_BUFFER_LIMIT,
@@ -19,6 +20,7 @@ import {
   type TelemetryStore,
   TelemetryUnavailableError,
 } from './types.js'
+import { DAY_MS, HOUR_MS, windowsAt } from './windows.js'
 
 /** Options of {@link createTelemetry}. Durations are milliseconds. */
 export interface TelemetryOptions {
@@ -38,6 +40,15 @@ export interface TelemetryOptions {
   retryIntervalMs?: number
   /** Bound on one write; default {@link WRITE_TIMEOUT_MS}. */
   writeTimeoutMs?: number
+  /**
+   * `TELEMETRY_RETENTION_DAYS`: raw events older than this many days are pruned (rollups stay, so
+   * no /stats figure changes); undefined keeps every event.
+   */
+  retentionDays?: number
+  /** How often the retention pass runs; default {@link PRUNE_INTERVAL_MS}. */
+  pruneIntervalMs?: number
+  /** A store to use instead of the one `databaseUrl` selects (tests, tools). */
+  store?: TelemetryStore
 }
 
 /** Last-known telemetry state, for GET /health; computed without I/O. */
@@ -71,13 +82,22 @@ export interface Telemetry {
   stats(): Promise<Stats>
   /** Last-known state, no I/O. */
   health(): TelemetryHealth
+  /**
+   * Runs one retention pass now (it also runs every `pruneIntervalMs`): deletes raw events older
+   * than `retentionDays` whole days, cut at a UTC hour, in batches of {@link PRUNE_BATCH_SIZE}.
+   * Never throws; failures are logged.
+   *
+   * @returns the number of raw events deleted; 0 when retention is off or the store is down
+   */
+  prune(): Promise<number>
   /** Stops retrying, flushes the buffer (at most {@link CLOSE_FLUSH_TIMEOUT_MS}), closes the store. */
   close(): Promise<void>
 }
 
 /**
  * Starts telemetry: resolves the payer-key salt, picks the backend from `databaseUrl`, runs the
- * migrations and starts the buffer retry timer (unref'd). A store that is down at start does not
+ * migrations (a version-1 store is upgraded and its rollups backfilled here) and starts the buffer
+ * retry and retention timers (unref'd). A store that is down at start does not
  * fail startup: telemetry starts degraded and keeps retrying.
  *
  * @example
@@ -96,7 +116,8 @@ export async function createTelemetry(options: TelemetryOptions = {}): Promise<T
   const cacheMs = options.cacheMs ?? STATS_CACHE_MS
   const writeTimeoutMs = options.writeTimeoutMs ?? WRITE_TIMEOUT_MS
   const salt = await resolveSalt(options.salt, dataDir)
-  const store = createTelemetryStore(options.databaseUrl, { dataDir, writeTimeoutMs })
+  const store =
+    options.store ?? createTelemetryStore(options.databaseUrl, { dataDir, writeTimeoutMs })
   const { start, ...telemetry } = createTelemetryFacade(store, {
     salt: salt.value,
     saltSource: salt.source,
@@ -105,6 +126,8 @@ export async function createTelemetry(options: TelemetryOptions = {}): Promise<T
     cacheMs,
     writeTimeoutMs,
     retryIntervalMs: options.retryIntervalMs ?? RETRY_INTERVAL_MS,
+    retentionDays: options.retentionDays,
+    pruneIntervalMs: options.pruneIntervalMs ?? PRUNE_INTERVAL_MS,
   })
   await start()
   return telemetry
@@ -118,6 +141,8 @@ interface FacadeSettings {
   cacheMs: number
   writeTimeoutMs: number
   retryIntervalMs: number
+  retentionDays: number | undefined
+  pruneIntervalMs: number
 }
 
 /** Resolves when `promise` settles or after `ms`, whichever comes first; never rejects. */
@@ -158,6 +183,8 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
   let cache: { value: Stats; expiresAt: number } | undefined
   let computing: Promise<Stats> | undefined
   let timer: NodeJS.Timeout | undefined
+  let pruneTimer: NodeJS.Timeout | undefined
+  let pruning: Promise<number> | undefined
 
   function markDown(error: unknown): void {
     if (!failing) {
@@ -228,6 +255,37 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
       if (!closed && (failing || !ready || buffer.length > 0)) void flush()
     }, s.retryIntervalMs)
     timer.unref()
+    if (s.retentionDays !== undefined) {
+      pruneTimer = setInterval(() => void prune(), s.pruneIntervalMs)
+      pruneTimer.unref()
+      void prune()
+    }
+  }
+
+  /** Deletes old raw events batch by batch; one pass at a time, stopping at close or a failure. */
+  function prune(): Promise<number> {
+    const days = s.retentionDays
+    if (days === undefined || closed) return Promise.resolve(0)
+    pruning ??= (async () => {
+      let deleted = 0
+      try {
+        // Cut at a whole UTC hour: `stats:check` compares the hourly rollups of every hour after
+        // the cut with the raw events, so no hour may be half pruned.
+        const before = Math.floor((s.now() - days * DAY_MS) / HOUR_MS) * HOUR_MS
+        while (!closed && ready && !failing) {
+          const n = await store.prune(before, PRUNE_BATCH_SIZE)
+          deleted += n
+          if (n < PRUNE_BATCH_SIZE) break
+        }
+        if (deleted > 0) logger.info({ deleted, before }, 'telemetry: raw events pruned')
+      } catch (error) {
+        logger.warn(errorFields(error), 'telemetry: pruning raw events failed')
+      }
+      return deleted
+    })().finally(() => {
+      pruning = undefined
+    })
+    return pruning
   }
 
   async function record(event: PaymentEvent): Promise<void> {
@@ -275,7 +333,7 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
     computing ??= (async () => {
       const windows = windowsAt(at)
       try {
-        const value = buildStats(await store.aggregate(windows), windows, s.cacheMs / 1000)
+        const value = buildStats(await store.read(windows), windows, s.cacheMs / 1000)
         cache = { value, expiresAt: at + s.cacheMs }
         return value
       } catch (error) {
@@ -302,6 +360,8 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
     closing ??= (async () => {
       closed = true
       clearInterval(timer)
+      clearInterval(pruneTimer)
+      if (pruning) await within(pruning, CLOSE_FLUSH_TIMEOUT_MS)
       if (buffer.length > 0) await within(flush(), CLOSE_FLUSH_TIMEOUT_MS)
       else if (flushing) await within(flushing, CLOSE_FLUSH_TIMEOUT_MS)
       if (buffer.length > 0) {
@@ -317,5 +377,5 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
     return closing
   }
 
-  return { start, record, stats, health, close }
+  return { start, record, stats, health, prune, close }
 }

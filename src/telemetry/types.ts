@@ -1,3 +1,5 @@
+import type { Windows } from './windows.js'
+
 /**
  * Outcome of one paid attempt. The caller records `verified` after a successful facilitator verify,
  * then exactly one of the other three: `settled` (settled and answered 200), `settle_failed`
@@ -5,7 +7,10 @@
  */
 export type Outcome = 'verified' | 'settled' | 'settle_failed' | 'tool_failed_unsettled'
 
-/** Every outcome, in the order the caller meets them. */
+/**
+ * Every outcome, in the order the caller meets them. The rollups key their rows by outcome name,
+ * so a new outcome needs no rollup schema change (only the events table's CHECK constraint).
+ */
 export const OUTCOMES: readonly Outcome[] = [
   'verified',
   'settled',
@@ -42,11 +47,11 @@ export interface PaymentEvent {
 }
 
 /**
- * A payment event ready for storage: the payer already replaced by its HMAC key, and a random
- * UUID `id` that makes the insert idempotent under retry.
+ * A payment event ready for storage: the payer already replaced by its HMAC key, and a UUID `id`
+ * (version 7, time-ordered) that makes the insert idempotent under retry.
  */
 export interface EventRow {
-  /** Random UUID v4. */
+  /** UUID (version 7 from `toEventRow`; any UUID is accepted). */
   id: string
   /** Epoch milliseconds. */
   at: number
@@ -93,7 +98,10 @@ export interface Stats {
   repeat_paid_calls: number
   /** `repeat_paid_calls / successful_paid_calls`; 0 when there are no settled events. */
   repeat_call_rate: number
-  /** Sums of settled amounts. */
+  /**
+   * Sums of settled amounts. The windows are exact to the hour: `last_24h` is the current UTC hour
+   * so far plus the 23 whole hours before it, `last_7d` the current hour plus the 167 before it.
+   */
   revenue: { lifetime: Money; last_24h: Money; last_7d: Money }
   /** Settled events per CAIP-2 network; only networks that have any. */
   networks: Record<string, { calls: number; revenue: Money }>
@@ -107,35 +115,37 @@ export interface Stats {
   window: { last_24h: string; last_7d: string; daily: string; cache_seconds: number }
 }
 
-/**
- * Raw aggregate figures as each backend computes them with SQL; `buildStats` shapes them into
- * {@link Stats}. Counts are plain numbers, sums are atomic units as bigint.
- */
-export interface Aggregates {
-  verified: number
-  settled: number
-  /** Settled events that carry a payer key. */
-  settledWithPayer: number
-  uniquePayers: number
-  repeatPayers: number
-  revenueLifetime: bigint
-  revenue24h: bigint
-  revenue7d: bigint
-  networks: { network: string; calls: number; atomic: bigint }[]
-  tools: { tool: string; calls: number }[]
-  /** `day` is the UTC day number, `floor(epoch ms / 86_400_000)`. */
-  daily: { day: number; calls: number; atomic: bigint }[]
+/** A count and an atomic USDC sum. */
+export interface Tally {
+  calls: number
+  /** Atomic USDC units. */
+  atomic: bigint
 }
 
-/** Time boundaries (epoch ms) for one aggregate query, all derived from one `now`. */
-export interface Windows {
-  now: number
-  /** `now - 24h`; the 24-hour window is `(dayAgo, now]`. */
-  dayAgo: number
-  /** `now - 7d`; the 7-day window is `(weekAgo, now]`. */
-  weekAgo: number
-  /** 00:00 UTC six days before today; the daily series covers `[dailyStart, now]`. */
-  dailyStart: number
+/**
+ * What GET /stats is computed from, as each backend reads it from its rollup tables (never from
+ * the raw events): lifetime totals, which are a bounded number of rows, and the settled events of
+ * the hours the windows cover (at most 168 rows). `buildStats` shapes them
+ * into {@link Stats}.
+ */
+export interface Rollups {
+  /** Lifetime events per outcome; outcomes without events are absent. */
+  outcomes: Record<string, Tally>
+  /** Lifetime settled events per CAIP-2 network, by network. */
+  networks: ({ network: string } & Tally)[]
+  /** Lifetime settled events per tool id, by tool. */
+  tools: ({ tool: string } & Tally)[]
+  /** Payers with at least one settled event. */
+  uniquePayers: number
+  /** Payers with two or more settled events. */
+  repeatPayers: number
+  /** Settled events that carry a payer key. */
+  settledWithPayer: number
+  /**
+   * Settled events per UTC hour (`floor(at / 3_600_000)`) for the hours
+   * `[weekFirstHour, hour]` of the windows read; hours without events are absent.
+   */
+  hours: ({ hour: number } & Tally)[]
 }
 
 /**
@@ -144,15 +154,28 @@ export interface Windows {
  */
 export interface TelemetryStore {
   readonly backend: 'sqlite' | 'postgres'
-  /** Creates or upgrades the schema; idempotent and safe to run from several instances at once. */
+  /**
+   * Creates or upgrades the schema, backfilling the rollups from existing events when it adds
+   * them; idempotent and safe to run from several instances at once.
+   */
   migrate(): Promise<void>
-  /** Inserts rows in one transaction, ignoring ids already stored; resolves once committed. */
+  /**
+   * Inserts rows and updates the rollups in one transaction, ignoring ids already stored (their
+   * rollups are not counted twice); resolves once committed and durable.
+   */
   insert(rows: readonly EventRow[]): Promise<void>
-  /** Computes the raw aggregates in the database. */
-  aggregate(windows: Windows): Promise<Aggregates>
+  /** Reads the rollups for the windows; cost independent of the number of events. */
+  read(windows: Windows): Promise<Rollups>
+  /**
+   * Deletes at most `limit` raw events with `at < before` (epoch ms) and records `before` as the
+   * retention boundary; the rollups are untouched, so no /stats figure changes.
+   *
+   * @returns the number of events deleted; fewer than `limit` means none older remain
+   */
+  prune(before: number, limit: number): Promise<number>
   /** Cheap round trip proving the store answers. */
   ping(): Promise<void>
-  /** Releases connections or file handles. */
+  /** Releases connections, file handles and threads. */
   close(): Promise<void>
 }
 

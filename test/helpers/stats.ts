@@ -3,8 +3,10 @@ export const DAY_MS = 86_400_000
 
 /** `Stats.window` as GET /stats documents it, with the default 2-second cache. */
 export const WINDOW = {
-  last_24h: 'settled events with time in (now-24h, now]',
-  last_7d: 'settled events with time in (now-7d, now]',
+  last_24h:
+    'settled events in the current UTC hour so far and the 23 whole hours before it (exact to the hour)',
+  last_7d:
+    'settled events in the current UTC hour so far and the 167 whole hours before it (exact to the hour)',
   daily:
     'settled events per UTC calendar day, 7 days oldest first ending today; today runs from 00:00 UTC to now',
   cache_seconds: 2,

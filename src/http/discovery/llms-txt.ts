@@ -120,7 +120,7 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     `- [Capabilities](${base}/capabilities): rails live right now, limits, tools`,
     `- [x402 discovery](${base}/.well-known/x402): the paid resources`,
     `- [MCP endpoint](${base}${MCP_PATH}): Streamable HTTP`,
-    `- [Statistics](${base}/stats): aggregate paid usage`,
+    `- [Statistics](${base}/stats): aggregate paid usage; 24-hour and 7-day windows exact to the UTC hour`,
     `- [Health](${base}/health)`,
     '',
     '## Optional',

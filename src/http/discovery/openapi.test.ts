@@ -211,6 +211,9 @@ describe('OpenAPI document', () => {
     const revenue = [...stats, 'properties', 'revenue', 'properties']
     expect(keysAt(...revenue)).toEqual(['lifetime', 'last_24h', 'last_7d'])
     expect(keysAt(...revenue, 'lifetime', 'properties')).toEqual(['atomic', 'usdc'])
+    // The windows' granularity is documented where a client reads the figure.
+    expect(at(...revenue, 'last_24h', 'description')).toContain('exact to the hour')
+    expect(at(...revenue, 'last_7d', 'description')).toContain('exact to the hour')
     expect(at(...stats, 'properties', 'daily')).toMatchObject({
       type: 'array',
       minItems: 7,

@@ -278,7 +278,7 @@ function freePaths(base: string, toolCount: number) {
     '/stats': freeGet(
       'stats',
       'Aggregate paid-usage telemetry',
-      'Paid calls, payers, repeat usage, revenue and network activity. No payer or transaction identifiers.',
+      'Paid calls, payers, repeat usage, revenue and network activity. No payer or transaction identifiers. The 24-hour and 7-day revenue windows and the daily series are exact to the UTC hour (the current hour so far plus whole hours before it). Cached for a couple of seconds (`window.cache_seconds`).',
       'telemetry',
       json(ref('Stats')),
       {

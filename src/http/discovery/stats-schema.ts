@@ -14,8 +14,9 @@ const money = z
 
 /**
  * Body of GET /stats (SPEC 2.3), as the OpenAPI document describes it: aggregate figures only, no
- * payer or transaction identifiers. The telemetry module produces it; this schema is checked
- * against its real output in the tests.
+ * payer or transaction identifiers. The telemetry module produces it from rollups (the 24-hour
+ * and 7-day windows are exact to the UTC hour); this schema is checked against its real output in
+ * the tests.
  */
 export const statsSchema = z
   .object({
@@ -29,7 +30,19 @@ export const statsSchema = z
       .min(0)
       .max(1)
       .describe('repeat_paid_calls / successful_paid_calls; 0 without settled calls.'),
-    revenue: z.object({ lifetime: money, last_24h: money, last_7d: money }),
+    revenue: z
+      .object({
+        lifetime: money.describe('Every settled call since the service first recorded one.'),
+        last_24h: money.describe(
+          'Settled in the current UTC hour so far and the 23 whole hours before it: exact to the hour, not the millisecond (between 23 and 24 hours of calls).',
+        ),
+        last_7d: money.describe(
+          'Settled in the current UTC hour so far and the 167 whole hours before it: exact to the hour, not the millisecond.',
+        ),
+      })
+      .describe(
+        'Sums of settled calls in atomic USDC. The windows and `daily` are sums of the same hourly rollups, so they always agree.',
+      ),
     networks: z
       .record(z.string(), z.object({ calls: count, revenue: money }))
       .describe('Settled calls and revenue per CAIP-2 network with at least one settled call.'),
@@ -48,13 +61,17 @@ export const statsSchema = z
         }),
       )
       .length(7)
-      .describe('The last 7 UTC days, oldest first, ending today, zero-filled.'),
+      .describe(
+        'Settled calls and revenue per UTC calendar day: the last 7 days, oldest first, ending today (00:00 UTC to now), zero-filled.',
+      ),
     generated_at: z.string().describe('ISO 8601 time the figures were computed.'),
-    window: z.object({
-      last_24h: z.string(),
-      last_7d: z.string(),
-      daily: z.string(),
-      cache_seconds: z.number().describe('How long the figures are cached, in seconds.'),
-    }),
+    window: z
+      .object({
+        last_24h: z.string(),
+        last_7d: z.string(),
+        daily: z.string(),
+        cache_seconds: z.number().describe('How long the figures are cached, in seconds.'),
+      })
+      .describe('Plain-language definitions of the windows, as computed.'),
   })
   .describe('Aggregate paid-usage telemetry.')

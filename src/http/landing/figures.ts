@@ -55,13 +55,13 @@ export const FIGURE_GROUPS: readonly FigureGroup[] = [
       {
         path: 'revenue.last_24h',
         label: '24-hour revenue',
-        hint: 'Settled in the last 24 hours',
+        hint: 'Settled this UTC hour and the 23 whole hours before it (counted by the hour)',
         format: 'usdc',
       },
       {
         path: 'revenue.last_7d',
         label: '7-day revenue',
-        hint: 'Settled in the last 7 days',
+        hint: 'Settled this UTC hour and the 167 whole hours before it (counted by the hour)',
         format: 'usdc',
       },
     ],

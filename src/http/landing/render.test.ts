@@ -104,6 +104,16 @@ describe('renderLanding', () => {
     )
   })
 
+  it('says the 24-hour and 7-day windows are counted by the UTC hour', async () => {
+    const page = await render()
+    expect(page).toContain(
+      '<dd class="hint">Settled this UTC hour and the 23 whole hours before it (counted by the hour)</dd>',
+    )
+    expect(page).toContain(
+      '<dd class="hint">Settled this UTC hour and the 167 whole hours before it (counted by the hour)</dd>',
+    )
+  })
+
   it('shows both rails zero-filled, then other networks /stats reports', async () => {
     expect(networks(await render())).toEqual([
       [BASE, 'Base', '1,150', '1.2 USDC'],

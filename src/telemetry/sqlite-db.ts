@@ -1,0 +1,355 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import Database from 'better-sqlite3'
+import { mergeTotals, payerCounterDeltas, rollupDelta } from './rollup.js'
+import {
+  BACKFILL_BATCH_SIZE,
+  hourlyFromEventsSql,
+  payersFromEventsSql,
+  READ_SQL,
+  readParams,
+  readRollups,
+  SETTLED_HOURLY_FROM_ROLLUPS_SQL,
+  TABLE,
+  TOTALS_FROM_ROLLUPS_SQL,
+  V1_INDEXES,
+} from './schema.js'
+import type { EventRow, Rollups } from './types.js'
+import type { Windows } from './windows.js'
+
+// The synchronous SQLite core. It runs only inside the store's worker thread (sqlite-worker.ts):
+// better-sqlite3 blocks the thread that calls it, and the serving thread must never wait on a
+// disk. Tests and `stats:check` may open files directly, never while serving.
+
+/**
+ * How long one SQLite call waits for a lock held by another process, in milliseconds. Short,
+ * because only this instance should write the file (WAL mode lets readers proceed meanwhile).
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 200
+
+/**
+ * SQLite page cache of the worker's connection, in KiB (64 MiB). The events' id index takes
+ * random inserts (UUIDs); with SQLite's default 2 MiB cache, each insert into a table of a million
+ * events reads index pages from disk.
+ */
+export const SQLITE_CACHE_KIB = 65_536
+
+/** Schema version 1, unchanged since it shipped: the events and the indexes of the old aggregates. */
+const V1_DDL = `CREATE TABLE IF NOT EXISTS ${TABLE.events} (
+    id TEXT PRIMARY KEY,
+    at INTEGER NOT NULL,
+    tool TEXT NOT NULL,
+    transport TEXT NOT NULL CHECK (transport IN ('http', 'mcp')),
+    network TEXT NOT NULL,
+    amount INTEGER NOT NULL CHECK (amount >= 0),
+    outcome TEXT NOT NULL
+      CHECK (outcome IN ('verified', 'settled', 'settle_failed', 'tool_failed_unsettled')),
+    payer_key TEXT
+  ) STRICT;
+  CREATE INDEX IF NOT EXISTS payment_events_outcome_payer ON payment_events (outcome, payer_key);
+  CREATE INDEX IF NOT EXISTS payment_events_outcome_at ON payment_events (outcome, at, amount);
+  CREATE INDEX IF NOT EXISTS payment_events_outcome_network
+    ON payment_events (outcome, network, amount);
+  CREATE INDEX IF NOT EXISTS payment_events_outcome_tool ON payment_events (outcome, tool);`
+
+/** Schema version 2: the rollups (see schema.ts); WITHOUT ROWID keeps each table in key order. */
+const V2_DDL = `
+  CREATE TABLE ${TABLE.hourly} (
+    outcome TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    network TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    transport TEXT NOT NULL,
+    calls INTEGER NOT NULL,
+    amount INTEGER NOT NULL,
+    PRIMARY KEY (outcome, hour, network, tool, transport)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE ${TABLE.settledHourly} (
+    hour INTEGER PRIMARY KEY,
+    calls INTEGER NOT NULL,
+    amount INTEGER NOT NULL
+  ) STRICT;
+  CREATE TABLE ${TABLE.totals} (
+    metric TEXT NOT NULL,
+    item TEXT NOT NULL,
+    calls INTEGER NOT NULL,
+    amount INTEGER NOT NULL,
+    PRIMARY KEY (metric, item)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE ${TABLE.payers} (
+    payer_key TEXT PRIMARY KEY,
+    settled_calls INTEGER NOT NULL,
+    first_at INTEGER NOT NULL,
+    last_at INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE ${TABLE.retention} (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    pruned_before INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO ${TABLE.retention} (id, pruned_before) VALUES (1, 0);
+  ${V1_INDEXES.map((name) => `DROP INDEX IF EXISTS ${name};`).join('\n  ')}
+  CREATE INDEX ${TABLE.events}_at ON ${TABLE.events} (at);`
+
+const HOURLY_UPSERT = `ON CONFLICT (outcome, hour, network, tool, transport) DO UPDATE SET
+    calls = ${TABLE.hourly}.calls + excluded.calls,
+    amount = ${TABLE.hourly}.amount + excluded.amount`
+
+const PAYER_UPSERT = `ON CONFLICT (payer_key) DO UPDATE SET
+    settled_calls = ${TABLE.payers}.settled_calls + excluded.settled_calls,
+    first_at = MIN(${TABLE.payers}.first_at, excluded.first_at),
+    last_at = MAX(${TABLE.payers}.last_at, excluded.last_at)`
+
+/**
+ * Builds the rollups from the events a version-1 store holds, in batches of `batchSize` rowids
+ * ({@link BACKFILL_BATCH_SIZE} by default), then the totals from the rollups.
+ *
+ * @param progress - called after each batch (the worker reports it so a long backfill is not
+ *   taken for a hung one)
+ */
+function backfill(db: Database.Database, batchSize: number, progress: () => void): void {
+  const maxRow = db.prepare(`SELECT MAX(rowid) AS m FROM ${TABLE.events}`).get() as {
+    m: number | null
+  }
+  const range = 'rowid > @lo AND rowid <= @hi'
+  const hourly = db.prepare(
+    `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
+     ${hourlyFromEventsSql(range)} ${HOURLY_UPSERT}`,
+  )
+  const payers = db.prepare(
+    `INSERT INTO ${TABLE.payers} (payer_key, settled_calls, first_at, last_at)
+     ${payersFromEventsSql(range)} ${PAYER_UPSERT}`,
+  )
+  for (let lo = 0; lo < (maxRow.m ?? 0); lo += batchSize) {
+    const bounds = { lo, hi: lo + batchSize }
+    hourly.run(bounds)
+    payers.run(bounds)
+    progress()
+  }
+  db.exec(
+    `INSERT INTO ${TABLE.settledHourly} (hour, calls, amount)
+     SELECT hour, calls, amount FROM (${SETTLED_HOURLY_FROM_ROLLUPS_SQL}) AS derived;
+     INSERT INTO ${TABLE.totals} (metric, item, calls, amount)
+     SELECT metric, item, calls, amount FROM (${TOTALS_FROM_ROLLUPS_SQL}) AS derived`,
+  )
+}
+
+type Migration = (db: Database.Database, batchSize: number, progress: () => void) => void
+
+/** Schema migrations in order; entry i upgrades the schema to version i + 1. */
+const MIGRATIONS: readonly Migration[] = [
+  (db) => db.exec(V1_DDL),
+  (db, batchSize, progress) => {
+    db.exec(V2_DDL)
+    backfill(db, batchSize, progress)
+  },
+]
+
+/** The schema version this code writes. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length
+
+/** Errors after which the handle is kept: the database is busy or full, not broken. */
+const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL'])
+
+/** Options of {@link createSqliteCore}. */
+export interface SqliteCoreOptions {
+  /** Raw events per backfill step; default {@link BACKFILL_BATCH_SIZE}. */
+  backfillBatchSize?: number
+}
+
+/** The store's operations on one database file, synchronous; see the note at the top. */
+export interface SqliteCore {
+  migrate(progress: () => void): void
+  /** @returns how many rows were new (the others were already stored) */
+  insert(rows: readonly EventRow[]): number
+  read(windows: Windows): Rollups
+  prune(before: number, limit: number): number
+  ping(): void
+  close(): void
+}
+
+/**
+ * Opens (lazily) the database at `path` with journal_mode=WAL and synchronous=FULL, so a
+ * committed transaction survives a process crash and a power cut. After a non-transient error
+ * the handle is dropped and reopened by the next call.
+ *
+ * @param path - database file path (its directory is created), or `:memory:`
+ */
+export function createSqliteCore(path: string, options: SqliteCoreOptions = {}): SqliteCore {
+  const batchSize = options.backfillBatchSize ?? BACKFILL_BATCH_SIZE
+  let db: Database.Database | undefined
+  let statements: ReturnType<typeof prepare> | undefined
+
+  function prepare(handle: Database.Database) {
+    return {
+      insertEvent: handle.prepare(
+        `INSERT INTO ${TABLE.events} (id, at, tool, transport, network, amount, outcome, payer_key)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      ),
+      upsertPayer: handle
+        .prepare(
+          `INSERT INTO ${TABLE.payers} (payer_key, settled_calls, first_at, last_at)
+           VALUES (?, ?, ?, ?) ${PAYER_UPSERT} RETURNING settled_calls`,
+        )
+        .pluck(),
+      upsertHourly: handle.prepare(
+        `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ${HOURLY_UPSERT}`,
+      ),
+      upsertSettledHour: handle.prepare(
+        `INSERT INTO ${TABLE.settledHourly} (hour, calls, amount) VALUES (?, ?, ?)
+         ON CONFLICT (hour) DO UPDATE SET
+           calls = ${TABLE.settledHourly}.calls + excluded.calls,
+           amount = ${TABLE.settledHourly}.amount + excluded.amount`,
+      ),
+      upsertTotal: handle.prepare(
+        `INSERT INTO ${TABLE.totals} (metric, item, calls, amount) VALUES (?, ?, ?, ?)
+         ON CONFLICT (metric, item) DO UPDATE SET
+           calls = ${TABLE.totals}.calls + excluded.calls,
+           amount = ${TABLE.totals}.amount + excluded.amount`,
+      ),
+      read: handle.prepare(READ_SQL).safeIntegers(true),
+      markPruned: handle.prepare(
+        `UPDATE ${TABLE.retention} SET pruned_before = MAX(pruned_before, ?) WHERE id = 1`,
+      ),
+      prune: handle.prepare(
+        `DELETE FROM ${TABLE.events} WHERE rowid IN
+           (SELECT rowid FROM ${TABLE.events} WHERE at < ? LIMIT ?)`,
+      ),
+    }
+  }
+
+  function open(): Database.Database {
+    if (db) return db
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    const handle = new Database(path, { timeout: SQLITE_BUSY_TIMEOUT_MS })
+    try {
+      handle.pragma('journal_mode = WAL')
+      handle.pragma('synchronous = FULL')
+      handle.pragma(`cache_size = -${SQLITE_CACHE_KIB}`)
+    } catch (error) {
+      handle.close()
+      throw error
+    }
+    db = handle
+    return handle
+  }
+
+  /** Prepared statements; only valid once the schema is current. */
+  function ready(handle: Database.Database) {
+    statements ??= prepare(handle)
+    return statements
+  }
+
+  /** Runs `fn` on the open handle; drops the handle after a non-transient error so it reopens. */
+  function use<T>(fn: (handle: Database.Database) => T): T {
+    try {
+      return fn(open())
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      if (typeof code !== 'string' || !TRANSIENT_CODES.has(code)) {
+        try {
+          db?.close()
+        } catch {
+          // The handle is already unusable; closing it is best effort.
+        }
+        db = undefined
+        statements = undefined
+      }
+      throw error
+    }
+  }
+
+  return {
+    migrate(progress) {
+      use((handle) => {
+        handle.exec(`CREATE TABLE IF NOT EXISTS ${TABLE.version} (version INTEGER NOT NULL)`)
+        handle
+          .transaction(() => {
+            const row = handle.prepare(`SELECT MAX(version) AS v FROM ${TABLE.version}`).get()
+            const current = Number((row as { v: number | null }).v ?? 0)
+            for (let i = current; i < MIGRATIONS.length; i++) {
+              ;(MIGRATIONS[i] as Migration)(handle, batchSize, progress)
+              handle.prepare(`INSERT INTO ${TABLE.version} (version) VALUES (?)`).run(i + 1)
+            }
+          })
+          .immediate()
+      })
+    },
+
+    insert(rows) {
+      return use((handle) => {
+        const s = ready(handle)
+        return handle
+          .transaction(() => {
+            const inserted: EventRow[] = []
+            for (const r of rows) {
+              const { changes } = s.insertEvent.run(
+                r.id,
+                BigInt(r.at),
+                r.tool,
+                r.transport,
+                r.network,
+                BigInt(r.amount),
+                r.outcome,
+                r.payerKey,
+              )
+              if (changes > 0) inserted.push(r)
+            }
+            if (inserted.length === 0) return 0
+            // Only rows new to the store change the rollups: a retried row is never counted twice.
+            const delta = rollupDelta(inserted)
+            const after = new Map<string, number>()
+            for (const p of delta.payers) {
+              const calls = s.upsertPayer.get(p.payerKey, p.calls, p.firstAt, p.lastAt)
+              after.set(p.payerKey, Number(calls))
+            }
+            for (const h of delta.hourly) {
+              s.upsertHourly.run(
+                h.outcome,
+                h.hour,
+                h.network,
+                h.tool,
+                h.transport,
+                h.calls,
+                h.amount,
+              )
+            }
+            for (const h of delta.settledHours) s.upsertSettledHour.run(h.hour, h.calls, h.amount)
+            for (const t of mergeTotals(delta.totals, payerCounterDeltas(delta.payers, after))) {
+              s.upsertTotal.run(t.metric, t.item, t.calls, t.amount)
+            }
+            return inserted.length
+          })
+          .immediate()
+      })
+    },
+
+    read(windows) {
+      return use((handle) =>
+        readRollups(ready(handle).read.all(readParams(windows)) as Record<string, unknown>[]),
+      )
+    },
+
+    prune(before, limit) {
+      return use((handle) => {
+        const s = ready(handle)
+        return handle
+          .transaction(() => {
+            s.markPruned.run(before)
+            return s.prune.run(before, limit).changes
+          })
+          .immediate()
+      })
+    },
+
+    ping() {
+      use((handle) => handle.prepare('SELECT 1').get())
+    },
+
+    close() {
+      db?.close()
+      db = undefined
+      statements = undefined
+    },
+  }
+}

@@ -1,0 +1,31 @@
+import type { EventRow } from './types.js'
+import type { Windows } from './windows.js'
+
+/** One operation the serving thread asks of the SQLite worker thread, with its arguments. */
+export type WorkerCall =
+  | { op: 'migrate' }
+  | { op: 'insert'; rows: readonly EventRow[] }
+  | { op: 'read'; windows: Windows }
+  | { op: 'prune'; before: number; limit: number }
+  | { op: 'ping' }
+  | { op: 'close' }
+
+/** A {@link WorkerCall} as posted; `id` pairs it with its reply. */
+export type WorkerRequest = WorkerCall & { id: number }
+
+/**
+ * The worker's answer. `progress` says a long operation (a migration's backfill) is still moving,
+ * so the caller's inactivity deadline restarts.
+ */
+export type WorkerReply =
+  | { id: number; progress: true }
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: { code?: string; message: string } }
+
+/** `workerData` of the SQLite worker. */
+export interface WorkerData {
+  /** Database file path, or `:memory:`. */
+  path: string
+  /** Raw events per backfill step of a migration; default 50,000. */
+  backfillBatchSize?: number
+}

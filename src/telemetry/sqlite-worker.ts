@@ -1,0 +1,49 @@
+import { parentPort, workerData } from 'node:worker_threads'
+import { createSqliteCore } from './sqlite-db.js'
+import type { WorkerData, WorkerReply, WorkerRequest } from './sqlite-protocol.js'
+
+// Entry point of the SQLite store's worker thread (see sqlite-store.ts): it owns the one
+// better-sqlite3 connection and runs each request to completion, in arrival order.
+
+const port = parentPort
+if (!port) throw new Error('sqlite-worker.ts must run in a worker thread')
+const data = workerData as WorkerData
+const core = createSqliteCore(data.path, {
+  ...(data.backfillBatchSize ? { backfillBatchSize: data.backfillBatchSize } : {}),
+})
+
+function run(request: WorkerRequest): unknown {
+  switch (request.op) {
+    case 'migrate':
+      return core.migrate(() => port?.postMessage({ id: request.id, progress: true }))
+    case 'insert':
+      return core.insert(request.rows)
+    case 'read':
+      return core.read(request.windows)
+    case 'prune':
+      return core.prune(request.before, request.limit)
+    case 'ping':
+      return core.ping()
+    case 'close':
+      return core.close()
+  }
+}
+
+port.on('message', (request: WorkerRequest) => {
+  let reply: WorkerReply
+  try {
+    reply = { id: request.id, ok: true, value: run(request) }
+  } catch (error) {
+    const e = error as { code?: unknown; message?: unknown }
+    reply = {
+      id: request.id,
+      ok: false,
+      error: {
+        ...(typeof e?.code === 'string' ? { code: e.code } : {}),
+        message: String(e?.message ?? error).slice(0, 500),
+      },
+    }
+  }
+  port.postMessage(reply)
+  if (request.op === 'close') port.close()
+})
