@@ -73,7 +73,7 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
 })
 
-/** Calls admitted per tool worker beyond the one it runs (the default TOOL_QUEUE_LIMIT). */
+/** Tool calls that may queue per worker beyond the one it runs (the default TOOL_QUEUE_LIMIT). */
 export const QUEUE_PER_WORKER = 2
 
 /**
@@ -151,8 +151,9 @@ export interface Config {
   /** Time budget of one tool call on a worker, in milliseconds; beyond it: `tool_timeout`. */
   toolTimeoutMs: number
   /**
-   * Paid calls admitted beyond one per worker (waiting for verify or for a worker); beyond them:
-   * 503 `overloaded`. Default: {@link QUEUE_PER_WORKER} per worker.
+   * Tool calls that may wait for a worker beyond one per worker: with that many queued, a new paid
+   * call answers 503 `overloaded` before verify; it also sets the queue deadline
+   * (`max(1, ceil(queue / workers))` budgets). Default: {@link QUEUE_PER_WORKER} per worker.
    */
   toolQueueLimit: number
   /** Longest graceful shutdown after SIGTERM or SIGINT, in milliseconds; then exit 1. */

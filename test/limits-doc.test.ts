@@ -91,7 +91,7 @@ describe('docs/limits.md', () => {
     )
     expect(doc).toMatch(
       row(
-        'Paid calls admitted',
+        'Tool calls queued beyond one per worker',
         DERIVED_DEFAULTS.TOOL_QUEUE_LIMIT ?? '',
         '`TOOL_QUEUE_LIMIT`',
         '`overloaded` (503',

@@ -46,7 +46,7 @@ async function startChild(port: number): Promise<{ child: ChildProcess; exit: Pr
       LOG_LEVEL: 'info',
       DATABASE_URL: join(dataDir, 'telemetry.sqlite'),
       TELEMETRY_SALT: 'shutdown-e2e-salt-0123456789',
-      // Room for the 4 concurrent callers (1 + 4 admitted), and a worst case that fits the budget.
+      // Room for the 4 concurrent callers (1 running + 4 queued), and a worst case that fits the budget.
       TOOL_WORKERS: '1',
       TOOL_QUEUE_LIMIT: '4',
       FACILITATOR_TIMEOUT_MS: '5000',

@@ -115,7 +115,7 @@ export const SERVICE_ERROR_CODES = {
   overloaded: {
     status: 503,
     meaning:
-      'Every tool worker is busy and the queue is full; refused before verify, nothing was charged. Retry after Retry-After seconds.',
+      'Every tool worker is busy and the queue is full (refused before verify), or a verified call waited past its queue deadline (not run, not settled); nothing was charged. Retry after Retry-After seconds.',
   },
   shutting_down: {
     status: 503,

@@ -50,7 +50,7 @@ export function serviceLimits(settings: ServiceLimitSettings): LimitDoc[] {
       code: 'tool_timeout',
     },
     {
-      limit: 'Paid calls admitted at once (verifying, waiting for a worker or running)',
+      limit: 'Tool calls running or queued at once, for a new paid call to be admitted',
       value: `${settings.workers + settings.queueLimit}, ${settings.workers} workers + ${settings.queueLimit} queued`,
       variable: 'TOOL_WORKERS, TOOL_QUEUE_LIMIT',
       code: 'overloaded',

@@ -35,7 +35,7 @@ describe('the paid-call budget', () => {
       assertPaidCallBudget(bounds({ TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '8' })),
     ).toThrow(
       'A paid call could outlive its payment: verify and settle 2 × FACILITATOR_TIMEOUT_MS (20000) ' +
-        '+ the telemetry write (2000) + the wait for a worker ceil(TOOL_QUEUE_LIMIT 8 / TOOL_WORKERS 2) ' +
+        '+ the telemetry write (2000) + the wait for a worker max(1, ceil(TOOL_QUEUE_LIMIT 8 / TOOL_WORKERS 2)) ' +
         '× TOOL_TIMEOUT_MS 2000 (8000) + the run TOOL_TIMEOUT_MS (2000) = 32000 ms, more than half of ' +
         'the 60 s a payment stays valid (30000 ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS or ' +
         'TOOL_QUEUE_LIMIT, or raise TOOL_WORKERS.',

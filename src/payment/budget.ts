@@ -18,8 +18,8 @@ export interface PaidCallBounds {
 /**
  * The longest a paid call can take between receiving its payment and the end of its settlement,
  * in milliseconds: verify (FACILITATOR_TIMEOUT_MS), the `verified` telemetry write the gate awaits
- * (WRITE_TIMEOUT_MS, 2 s), the wait for a worker (at most `ceil(TOOL_QUEUE_LIMIT / TOOL_WORKERS)`
- * budgets), the run (TOOL_TIMEOUT_MS) and settle (FACILITATOR_TIMEOUT_MS).
+ * (WRITE_TIMEOUT_MS, 2 s), the wait for a worker (its queue deadline,
+ * `max(1, ceil(TOOL_QUEUE_LIMIT / TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS) and settle (FACILITATOR_TIMEOUT_MS).
  *
  * @example
  * worstPaidCallMs({ facilitatorTimeoutMs: 10000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
@@ -43,11 +43,11 @@ export function assertPaidCallBudget(bounds: PaidCallBounds): void {
   const worst = worstPaidCallMs(bounds)
   const limit = (bounds.maxTimeoutSeconds * 1000) / 2
   if (worst <= limit) return
-  const rounds = Math.ceil(bounds.queueLimit / bounds.workers)
+  const rounds = Math.max(1, Math.ceil(bounds.queueLimit / bounds.workers))
   throw new Error(
     `A paid call could outlive its payment: verify and settle 2 × FACILITATOR_TIMEOUT_MS ` +
       `(${2 * bounds.facilitatorTimeoutMs}) + the telemetry write (${WRITE_TIMEOUT_MS}) + the wait ` +
-      `for a worker ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers}) × ` +
+      `for a worker max(1, ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers})) × ` +
       `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS ` +
       `(${bounds.timeoutMs}) = ${worst} ms, more than half of the ${bounds.maxTimeoutSeconds} s a ` +
       `payment stays valid (${limit} ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS or ` +

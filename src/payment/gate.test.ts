@@ -330,19 +330,39 @@ describe('payment gate', () => {
 
 describe('payment gate and the tool runner', () => {
   it('refuses a call when the runner is full, before verify, and accepts the same payment later', async () => {
-    const runner = inlineRunner({ capacity: 1 })
+    const runner = inlineRunner({ capacity: 0 })
     const { call, calls, events, pay } = setup({}, undefined, { runner })
-    const held = runner.admit()
     const payment = await pay()
     const error = await rejection(call({ text: 'a' }, payment))
     expect(error).toBeInstanceOf(OverloadedError)
-    expect((error as OverloadedError).retryAfterSeconds).toBe(2)
+    expect(error).toMatchObject({ retryAfterSeconds: 2, stage: 'admission' })
     expect(calls).toEqual({ supported: 1, verify: 0, settle: 0 })
     expect(events).toEqual([])
     expect(runner.runs).toBe(0)
-    held.release()
+    runner.capacity = 1
     expect((await call({ text: 'a' }, payment)).result.value()).toEqual({ upper: 'A' })
-    expect(runner.status().admitted).toBe(0)
+    expect(runner.status().running).toBe(0)
+  })
+
+  it('never settles a verified call that waited past its queue deadline, and frees the payment', async () => {
+    let refusals = 1
+    const runner = inlineRunner({
+      run: async (tool, input, now) => {
+        if (refusals-- > 0) throw new OverloadedError(2, 'queue')
+        return tool.run(input, { nowSeconds: () => now })
+      },
+    })
+    const { call, calls, events, pay } = setup({}, undefined, { runner })
+    const payment = await pay()
+    const error = await rejection(call({ text: 'a' }, payment))
+    expect(error).toBeInstanceOf(OverloadedError)
+    expect((error as Error).message).toBe(
+      "Every tool worker stayed busy past this call's queue deadline; it was not run and nothing was charged. Retry shortly",
+    )
+    expect(calls.settle).toBe(0)
+    expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
+    expect((await call({ text: 'a' }, payment)).result.value()).toEqual({ upper: 'A' })
+    expect(calls.settle).toBe(1)
   })
 
   it('checks the input before it asks the runner for room', async () => {
@@ -365,11 +385,11 @@ describe('payment gate and the tool runner', () => {
     expect(error).toBeInstanceOf(ToolTimeoutError)
     expect(calls.settle).toBe(0)
     expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
-    expect(runner.status().admitted).toBe(0)
+    expect(runner.status().running).toBe(0)
     expect((await call({ text: 'a' }, payment)).result.value()).toEqual({ upper: 'A' })
   })
 
-  it('gives back the place of a call whose payment fails to verify', async () => {
+  it('runs nothing for a call whose payment fails to verify', async () => {
     const runner = inlineRunner({ capacity: 1 })
     const { call, pay } = setup(
       { verify: async () => ({ isValid: false, invalidReason: 'insufficient_funds' }) },
@@ -378,7 +398,7 @@ describe('payment gate and the tool runner', () => {
     )
     expect(await rejection(call({ text: 'a' }, await pay()))).toBeInstanceOf(PaymentRequiredError)
     expect(runner.runs).toBe(0)
-    expect(runner.status().admitted).toBe(0)
+    expect(runner.status().running).toBe(0)
   })
 
   it('reads the clock on its own thread and hands the runner the seconds', async () => {

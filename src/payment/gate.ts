@@ -9,7 +9,7 @@ import type {
 import { SettleError, VerifyError } from '@x402/core/types'
 import type { z } from 'zod'
 import { describeError, logger } from '../logger.js'
-import { ToolTimeoutError } from '../runner/errors.js'
+import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import type { JsonResult } from '../runner/json-result.js'
 import type { Admission, ToolRunner } from '../runner/runner.js'
 import { systemEnv, type ToolDefinition, type ToolEnv, ToolError } from '../tools/types.js'
@@ -87,12 +87,13 @@ export interface PaidResult {
  * 1. no payment -> {@link PaymentRequiredError} `payment_required` (both rails, plus the free
  *    input check when a body came with it);
  * 2. invalid input -> {@link InvalidInputError}, and the facilitator is never called;
- * 3. the runner admits the call (reserves its place) -> full: {@link OverloadedError}, before
+ * 3. the runner admits the call when its pool has room -> full: {@link OverloadedError}, before
  *    anything is verified;
  * 4. the duplicate-settlement guard claims the payment;
  * 5. verify with the facilitator (bounded) -> unreachable: {@link FacilitatorUnavailableError};
- * 6. run the tool on a worker under its time budget -> a {@link ToolError} or
- *    {@link ToolTimeoutError} is rethrown and nothing is settled;
+ * 6. run the tool on a worker under its time budget -> a {@link ToolError},
+ *    {@link ToolTimeoutError} or (past its queue deadline) {@link OverloadedError} is rethrown and
+ *    nothing is settled;
  * 7. settle (bounded) -> failed: `settlement_failed`, the result is withheld; while the service
  *    shuts down, a settlement that could not finish before its deadline is not started
  *    ({@link ShuttingDownError}, nothing charged);
@@ -107,7 +108,8 @@ export interface PaymentGate {
    * @throws {InvalidInputError} input does not match the tool's schema
    * @throws {ToolError} the tool rejected its input (never settled)
    * @throws {ToolTimeoutError} the tool ran out of its time budget (never settled)
-   * @throws {OverloadedError} no capacity to run the tool; nothing was verified
+   * @throws {OverloadedError} no capacity to run the tool: refused before verify, or verified but
+   *   not run within the queue deadline (never settled)
    * @throws {FacilitatorUnavailableError} fail-closed 503
    * @throws {ShuttingDownError} the service is shutting down; nothing was charged
    */
@@ -313,14 +315,9 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       )
     }
 
-    // Reserved before anything is verified, so that a verified call is never refused for want of a
-    // worker, and held until its run ends.
+    // A full pool refuses the call before anything is verified (nothing reserved: see admit()).
     const admission = runner.admit()
-    try {
-      return await paid(call, state, payment, matched, parsed.data, admission, paymentRequired)
-    } finally {
-      admission.release()
-    }
+    return paid(call, state, payment, matched, parsed.data, admission, paymentRequired)
   }
 
   async function paid(
@@ -375,6 +372,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       if (
         error instanceof ToolError ||
         error instanceof ToolTimeoutError ||
+        error instanceof OverloadedError ||
         error instanceof ShuttingDownError
       ) {
         throw error

@@ -14,14 +14,30 @@ export class ToolTimeoutError extends Error {
 }
 
 /**
- * Every worker is busy and the queue is full (TOOL_QUEUE_LIMIT): the call is refused before the
- * payment is verified. HTTP 503 with `Retry-After`, code `overloaded`; nothing ran or was charged.
+ * No worker can take the call: HTTP 503 with `Retry-After`, code `overloaded`; nothing ran or was
+ * charged.
+ *
+ * - `admission`: every worker is busy and the queue is full (TOOL_QUEUE_LIMIT); the call is
+ *   refused before its payment is verified;
+ * - `queue`: the call was admitted and verified, but waited longer than its queue deadline
+ *   ({@link worstQueueWaitMs}) for a worker (many calls were verified at once); it never ran and
+ *   its payment was not settled, so the same payment may be sent again.
  */
 export class OverloadedError extends Error {
   override readonly name = 'OverloadedError'
   readonly code = 'overloaded'
-  /** @param retryAfterSeconds - when a client may retry, in seconds */
-  constructor(readonly retryAfterSeconds: number) {
-    super('The service is at capacity; nothing was verified, run or charged. Retry shortly')
+  /**
+   * @param retryAfterSeconds - when a client may retry, in seconds
+   * @param stage - where the call was refused (see the class comment)
+   */
+  constructor(
+    readonly retryAfterSeconds: number,
+    readonly stage: 'admission' | 'queue' = 'admission',
+  ) {
+    super(
+      stage === 'admission'
+        ? 'The service is at capacity; nothing was verified, run or charged. Retry shortly'
+        : "Every tool worker stayed busy past this call's queue deadline; it was not run and nothing was charged. Retry shortly",
+    )
   }
 }

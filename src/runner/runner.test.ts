@@ -47,7 +47,7 @@ describe('the tool runner', () => {
     const hash = tool('hash')
     const input = hash.input.parse({ input: 'abc' })
     expect(await run(tools, hash, input)).toEqual(hash.run(input, { nowSeconds: () => 0 }))
-    expect(tools.status()).toEqual({ admitted: 0, running: 0, queued: 0, capacity: 3 })
+    expect(tools.status()).toEqual({ running: 0, queued: 0, capacity: 3 })
   })
 
   it('passes the clock read on the main thread into the worker', async () => {
@@ -110,12 +110,20 @@ describe('the tool runner', () => {
     })
     expect(performance.now() - started).toBeGreaterThanOrEqual(490)
     expect(await run(fixtures, fixture('echo'), { n: 2 })).toEqual({ input: { n: 2 } })
-    expect(fixtures.status()).toEqual({ admitted: 0, running: 0, queued: 0, capacity: 2 })
+    expect(fixtures.status()).toEqual({ running: 0, queued: 0, capacity: 2 })
   })
 
-  it('admits at most workers + queue limit calls, refusing the next with OverloadedError', async () => {
-    const first = fixtures.admit()
-    const second = fixtures.admit()
+  it('admits a call only while fewer than workers + queue limit calls run or wait', async () => {
+    // One worker: the second call waits in the queue while the first sleeps.
+    const sleeping = fixtures
+      .admit()
+      .run(fixture('sleep'), { n: 200 }, 0)
+      .then((r) => r.value())
+    const queued = fixtures
+      .admit()
+      .run(fixture('echo'), { n: 3 }, 0)
+      .then((r) => r.value())
+    expect(fixtures.status()).toEqual({ running: 1, queued: 1, capacity: 2 })
     const refused = (() => {
       try {
         fixtures.admit()
@@ -124,29 +132,47 @@ describe('the tool runner', () => {
       }
     })()
     expect(refused).toBeInstanceOf(OverloadedError)
-    expect(refused).toMatchObject({ code: 'overloaded', retryAfterSeconds: 1 })
-    expect(fixtures.status()).toEqual({ admitted: 2, running: 0, queued: 0, capacity: 2 })
-
-    // One worker: the second call waits in the queue while the first sleeps.
-    const sleeping = first.run(fixture('sleep'), { n: 200 }, 0).then((r) => r.value())
-    const queued = second.run(fixture('echo'), { n: 3 }, 0).then((r) => r.value())
-    expect(fixtures.status()).toEqual({ admitted: 2, running: 1, queued: 1, capacity: 2 })
+    expect(refused).toMatchObject({ code: 'overloaded', retryAfterSeconds: 1, stage: 'admission' })
     expect(await sleeping).toEqual({ slept: 200 })
     expect(await queued).toEqual({ input: { n: 3 } })
-    expect(fixtures.status()).toEqual({ admitted: 0, running: 0, queued: 0, capacity: 2 })
-
-    // A reservation given back without running frees its place.
-    const held = fixtures.admit()
-    fixtures.admit().release()
-    held.release()
-    held.release()
-    expect(fixtures.status().admitted).toBe(0)
+    expect(fixtures.status()).toEqual({ running: 0, queued: 0, capacity: 2 })
   })
 
-  it('bounds the wait for a worker by ceil(queue / workers) budgets', () => {
+  it('refuses a queued call at its deadline when many were admitted at once, and never runs it', async () => {
+    // Admission reserves nothing (a paid call verifies its payment in between): three calls
+    // admitted together all queue. Deadline max(1, ceil(1 / 1)) × 400 = 400 ms: the first sleeps
+    // 0-250 ms, the second 250-500 ms, so the third is still waiting at 400 ms.
+    const runner = createToolRunner({
+      workers: 1,
+      timeoutMs: 400,
+      queueLimit: 1,
+      catalog: fixtureCatalog,
+    })
+    try {
+      await runner.warm()
+      const [a, b, c] = [runner.admit(), runner.admit(), runner.admit()]
+      const results = await Promise.allSettled([
+        a.run(fixture('sleep'), { n: 250 }, 0).then((r) => r.value()),
+        b.run(fixture('sleep'), { n: 250 }, 0).then((r) => r.value()),
+        c.run(fixture('echo'), { n: 1 }, 0).then((r) => r.value()),
+      ])
+      expect(results.slice(0, 2)).toEqual([
+        { status: 'fulfilled', value: { slept: 250 } },
+        { status: 'fulfilled', value: { slept: 250 } },
+      ])
+      const third = results[2] as PromiseRejectedResult
+      expect(third.reason).toBeInstanceOf(OverloadedError)
+      expect(third.reason).toMatchObject({ code: 'overloaded', stage: 'queue' })
+      expect(runner.status()).toEqual({ running: 0, queued: 0, capacity: 2 })
+    } finally {
+      await runner.close()
+    }
+  })
+
+  it('sets the queue deadline at max(1, ceil(queue / workers)) budgets', () => {
     expect(worstQueueWaitMs({ workers: 2, queueLimit: 8, timeoutMs: 2000 })).toBe(8000)
     expect(worstQueueWaitMs({ workers: 3, queueLimit: 4, timeoutMs: 1000 })).toBe(2000)
-    expect(worstQueueWaitMs({ workers: 1, queueLimit: 0, timeoutMs: 1000 })).toBe(0)
+    expect(worstQueueWaitMs({ workers: 1, queueLimit: 0, timeoutMs: 1000 })).toBe(1000)
   })
 })
 

@@ -12,16 +12,16 @@ export interface ToolRunnerOptions {
   workers: number
   /** Time budget of one call, from its start on a worker, in milliseconds (TOOL_TIMEOUT_MS). */
   timeoutMs: number
-  /** Calls admitted beyond one per worker (TOOL_QUEUE_LIMIT); see {@link ToolRunner.admit}. */
+  /** Calls that may wait for a worker beyond one per worker (TOOL_QUEUE_LIMIT); see {@link ToolRunner.admit}. */
   queueLimit: number
   /** A module exporting `catalog` to run instead of the tool catalogue (unit tests only). */
   catalog?: URL
 }
 
 /**
- * Capacity reserved for one call by {@link ToolRunner.admit}. `run` may be called once; the
- * reservation ends when the run ends, or at `release()` for a call that never runs (its payment
- * failed to verify). `release()` is idempotent.
+ * One call let in by {@link ToolRunner.admit}; `run` may be called once. Nothing is held between
+ * admission and run: a call spends most of its life on I/O (verify with the facilitator, the
+ * telemetry write), during which it must not keep a worker's place.
  */
 export interface Admission {
   /**
@@ -34,33 +34,34 @@ export interface Admission {
    * @throws {ToolError} the tool's own refusal (same code, message and details), or `tool_failed`
    *   for anything else that went wrong in the worker (a bug, a crash)
    * @throws {ToolTimeoutError} the budget ran out; the worker was terminated and replaced
+   * @throws {OverloadedError} (stage `queue`) it waited for a worker past its queue deadline,
+   *   {@link worstQueueWaitMs}, and never ran
    */
   run(tool: ToolDefinition, input: unknown, nowSeconds: number): Promise<JsonResult>
-  release(): void
 }
 
 /** What the runner is doing right now. */
 export interface RunnerStatus {
-  /** Calls holding a reservation: waiting for verify, queued or running. */
-  admitted: number
   running: number
   queued: number
-  /** Most calls admitted at once: workers + queue limit. */
+  /** Most calls running or queued at once for a new call to be admitted: workers + queue limit. */
   capacity: number
 }
 
 /**
  * Runs catalogue tools on a pool of worker threads (piscina) under a time budget, so that no
- * input can hold the service's event loop. Knows nothing of payment: the gate reserves capacity
- * with {@link admit} before it verifies a payment, then runs the tool with the admission.
+ * input can hold the service's event loop. Knows nothing of payment: the gate asks
+ * {@link admit} before it verifies a payment, then runs the tool with the admission.
  */
 export interface ToolRunner {
   /**
-   * Reserves capacity for one call. At most `workers + queueLimit` calls hold a reservation at
-   * once, so a call admitted before its payment is verified is never refused after, and a call
-   * waits for a worker at most {@link worstQueueWaitMs}.
+   * Lets a call in when the pool has room now: fewer than `workers + queueLimit` calls running or
+   * queued. Admission reserves nothing: many calls admitted at once may all be verified and queue
+   * up together, so every queued call has a deadline, {@link worstQueueWaitMs}, past which it is
+   * refused (`overloaded`, stage `queue`, never run, never settled). The wait for a worker is thus
+   * bounded whatever the load, which the paid-call budget check relies on.
    *
-   * @throws {OverloadedError} when every reservation is taken (or the runner is closed)
+   * @throws {OverloadedError} (stage `admission`) when the pool is full (or the runner is closed)
    */
   admit(): Admission
   /**
@@ -76,17 +77,17 @@ export interface ToolRunner {
 }
 
 /**
- * The longest a call admitted by {@link ToolRunner.admit} can wait for a worker, in milliseconds:
- * `ceil(queueLimit / workers) × timeoutMs`. At most `queueLimit` calls are ahead of it (every
- * admitted call beyond the running ones), and each worker takes a new call at least once per
- * budget, since a call that reaches its budget is stopped.
+ * The queue deadline: the longest a call may wait for a worker, in milliseconds,
+ * `max(1, ceil(queueLimit / workers)) × timeoutMs`. It is what a call behind a full queue of
+ * calls that each run out their budget would wait; a call still waiting then is refused
+ * (`overloaded`), so no call waits longer, however many were admitted at once.
  *
  * @example worstQueueWaitMs({ workers: 2, queueLimit: 8, timeoutMs: 2000 }) // 8000
  */
 export function worstQueueWaitMs(
   options: Pick<ToolRunnerOptions, 'workers' | 'queueLimit' | 'timeoutMs'>,
 ): number {
-  return Math.ceil(options.queueLimit / options.workers) * options.timeoutMs
+  return Math.max(1, Math.ceil(options.queueLimit / options.workers)) * options.timeoutMs
 }
 
 /**
@@ -104,8 +105,8 @@ interface Job {
   task: ToolTask
   resolve(result: JsonResult): void
   reject(error: unknown): void
-  /** Ends its admission. */
-  done(): void
+  /** Its queue deadline ({@link worstQueueWaitMs}), cleared when it starts. */
+  deadline: NodeJS.Timeout
 }
 
 /**
@@ -128,8 +129,9 @@ function workerModule(): { filename: string; worker?: string } {
  *
  * Our own admission and queue in front of piscina, which gets at most one call per worker: the
  * budget must count from the start of a call on a worker (a budget counted in piscina's queue
- * would let a call time out without having run), and capacity must be reserved before the payment
- * is verified, while piscina's `maxQueue` can only refuse a call at submission, after verify.
+ * would let a call time out without having run), a full pool must refuse a call before its
+ * payment is verified (piscina's `maxQueue` can only refuse at submission, after verify), and a
+ * queued call needs a deadline.
  *
  * A call is handed to piscina only when a thread that has loaded the tools is idle, so its budget
  * counts the run, not a thread's start: every thread answers a ping before the first call (the
@@ -147,8 +149,8 @@ function workerModule(): { filename: string; worker?: string } {
 export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   const capacity = options.workers + options.queueLimit
   const retryAfterSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000))
+  const queueDeadlineMs = worstQueueWaitMs(options)
   const waiting: Job[] = []
-  let admitted = 0
   let running = 0
   let closed = false
   let pool: Piscina<WorkerTask, TaskOutcome | null> | undefined
@@ -226,27 +228,32 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   }
 
   function admit(): Admission {
-    if (closed || admitted >= capacity) throw new OverloadedError(retryAfterSeconds)
-    admitted++
-    let held = true
-    let used = false
-    const release = () => {
-      if (!held) return
-      held = false
-      admitted--
+    if (closed || running + waiting.length >= capacity) {
+      throw new OverloadedError(retryAfterSeconds, 'admission')
     }
+    let used = false
     return {
-      release,
       run(tool, input, nowSeconds) {
-        if (used || !held) return Promise.reject(new Error('this admission was already used'))
+        if (used) return Promise.reject(new Error('this admission was already used'))
         used = true
+        if (closed) return Promise.reject(failed(tool.id, 'RunnerClosed'))
         return new Promise((resolve, reject) => {
-          waiting.push({
+          const job: Job = {
             task: { tool: tool.id, input: encoder.encode(JSON.stringify(input)), nowSeconds },
             resolve,
             reject,
-            done: release,
-          })
+            deadline: setTimeout(() => {
+              const index = waiting.indexOf(job)
+              if (index < 0) return
+              waiting.splice(index, 1)
+              logger.warn(
+                { tool: tool.id, waited_ms: queueDeadlineMs, running, queued: waiting.length },
+                'tool call refused: no worker within its queue deadline',
+              )
+              reject(new OverloadedError(retryAfterSeconds, 'queue'))
+            }, queueDeadlineMs),
+          }
+          waiting.push(job)
           if (warm) dispatch()
           else warmUp().catch(() => {})
         })
@@ -285,12 +292,13 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   }
 
   function finishJob(job: Job, error: unknown, result?: JsonResult): void {
-    job.done()
+    clearTimeout(job.deadline)
     if (result) job.resolve(result)
     else job.reject(error)
   }
 
   function start(job: Job): void {
+    clearTimeout(job.deadline)
     running++
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(), options.timeoutMs)
@@ -327,7 +335,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   return {
     admit,
     warm: warmUp,
-    status: () => ({ admitted, running, queued: waiting.length, capacity }),
+    status: () => ({ running, queued: waiting.length, capacity }),
     async close() {
       closed = true
       for (const job of waiting.splice(0)) finishJob(job, failed(job.task.tool, 'RunnerClosed'))

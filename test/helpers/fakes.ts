@@ -52,32 +52,27 @@ export const echoTool: ToolDefinition<{ text: string }, { upper: string }> = {
 
 /**
  * A runner for unit tests of the adapters: runs `tool.run` on the calling thread, so that fake
- * tools outside the catalogue (the worker only knows the catalogue) can be paid for. Admits at
- * most `capacity` calls at once, like the real one; `run` replaces how a call runs (e.g. to
- * reject with ToolTimeoutError). End-to-end tests use the real worker pool.
+ * tools outside the catalogue (the worker only knows the catalogue) can be paid for. Like the real
+ * one, it admits a call only while fewer than `capacity` calls are running (a test may change
+ * `capacity` between calls); `run` replaces how a call runs (e.g. to reject with
+ * ToolTimeoutError). End-to-end tests use the real worker pool.
  */
 export function inlineRunner(
   options: {
     capacity?: number
     run?: (tool: ToolDefinition, input: unknown, nowSeconds: number) => Promise<unknown>
   } = {},
-): ToolRunner & { runs: number } {
-  const capacity = options.capacity ?? 100
-  let admitted = 0
+): ToolRunner & { runs: number; capacity: number } {
+  let running = 0
   const runner = {
     runs: 0,
+    capacity: options.capacity ?? 100,
     admit(): Admission {
-      if (admitted >= capacity) throw new OverloadedError(2)
-      admitted++
-      let held = true
-      const release = () => {
-        if (held) admitted--
-        held = false
-      }
+      if (running >= runner.capacity) throw new OverloadedError(2)
       return {
-        release,
         async run(tool, input, nowSeconds) {
           runner.runs++
+          running++
           try {
             return JsonResult.of(
               options.run
@@ -85,15 +80,19 @@ export function inlineRunner(
                 : tool.run(input, { nowSeconds: () => nowSeconds }),
             )
           } finally {
-            release()
+            running--
           }
         },
       }
     },
     warm: async () => {},
-    status: () => ({ admitted, running: 0, queued: 0, capacity }),
+    status: () => ({ running, queued: 0, capacity: runner.capacity }),
     close: async () => {},
-    options: { workers: 1, timeoutMs: 2000, queueLimit: capacity - 1 },
+    options: {
+      workers: 1,
+      timeoutMs: 2000,
+      queueLimit: Math.max(0, (options.capacity ?? 100) - 1),
+    },
   }
   return runner
 }

@@ -75,7 +75,7 @@ describe('llms.txt', () => {
       '',
       '- Request body (HTTP and MCP): 1 MiB; beyond it `payload_too_large`.',
       '- Run time of one tool call: 2000 ms (`TOOL_TIMEOUT_MS`); beyond it `tool_timeout`.',
-      '- Paid calls admitted at once (verifying, waiting for a worker or running): 6, 2 workers + 4 ' +
+      '- Tool calls running or queued at once, for a new paid call to be admitted: 6, 2 workers + 4 ' +
         'queued (`TOOL_WORKERS`, `TOOL_QUEUE_LIMIT`); beyond it `overloaded`.',
       '- Per tool: the `Limit:` lines of each tool above; each is checked before the tool runs.',
       '',
