@@ -70,6 +70,11 @@ const envSchema = z.object({
   TOOL_WORKERS: z.coerce.number().int().min(1).max(256).optional(),
   TOOL_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(2_000),
   TOOL_QUEUE_LIMIT: z.coerce.number().int().min(0).max(10_000).optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
 })
 
@@ -158,6 +163,13 @@ export interface Config {
   toolQueueLimit: number
   /** Longest graceful shutdown after SIGTERM or SIGINT, in milliseconds; then exit 1. */
   shutdownTimeoutMs: number
+  /**
+   * Redis shared by every instance (`redis://` or `rediss://`); undefined: in-process state, for a
+   * single instance only.
+   */
+  redisUrl?: string | undefined
+  /** Upper bound for each Redis command and for connecting, in milliseconds. */
+  redisTimeoutMs: number
 }
 
 /**
@@ -201,5 +213,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     toolTimeoutMs: e.TOOL_TIMEOUT_MS,
     toolQueueLimit: e.TOOL_QUEUE_LIMIT ?? QUEUE_PER_WORKER * toolWorkers,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    redisUrl: e.REDIS_URL,
+    redisTimeoutMs: e.REDIS_TIMEOUT_MS,
   }
 }

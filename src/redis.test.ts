@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PrivateRedis, startPrivateRedis } from './devnet/redis.js'
+import { createRedis, type SharedRedis } from './redis.js'
+
+// A real redis-server of our own, so that the test can stop it (never the shared system one).
+
+let server: PrivateRedis
+let redis: SharedRedis
+
+beforeAll(async () => {
+  server = await startPrivateRedis()
+  redis = createRedis({ url: server.url, timeoutMs: 300 })
+})
+afterAll(async () => {
+  await redis?.close()
+  await server?.destroy()
+})
+
+const until = async (check: () => boolean, ms = 10_000) => {
+  const deadline = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+describe('the shared Redis connection', () => {
+  it('connects, answers commands, and reports ready', async () => {
+    await until(() => redis.state().status === 'ready')
+    expect(await redis.client.set('k', 'v', 'PX', 10_000, 'NX')).toBe('OK')
+    expect(await redis.client.set('k', 'w', 'PX', 10_000, 'NX')).toBeNull()
+    expect(await redis.client.get('k')).toBe('v')
+  })
+
+  it('fails a command at once while Redis is down, reports why, and recovers by itself', async () => {
+    await server.stop()
+    await until(() => redis.state().status === 'down')
+    const started = performance.now()
+    await expect(redis.client.get('k')).rejects.toThrow()
+    // No offline queue: the command is refused, not held until a reconnect.
+    expect(performance.now() - started).toBeLessThan(300)
+    expect(redis.state()).toMatchObject({ status: 'down', lastError: expect.any(String) })
+
+    await server.start()
+    await until(() => redis.state().status === 'ready')
+    // The restarted server is empty (persistence off): a fresh claim succeeds.
+    expect(await redis.client.set('k', 'x', 'PX', 10_000, 'NX')).toBe('OK')
+  })
+})
