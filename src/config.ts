@@ -75,6 +75,9 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
     .optional(),
   REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  RATE_LIMIT_POINTS: z.coerce.number().int().min(0).max(1_000_000).default(120),
+  RATE_LIMIT_DURATION_S: z.coerce.number().int().min(1).max(86_400).default(60),
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
 })
 
@@ -170,6 +173,19 @@ export interface Config {
   redisUrl?: string | undefined
   /** Upper bound for each Redis command and for connecting, in milliseconds. */
   redisTimeoutMs: number
+  /**
+   * Unpaid requests (402s, discovery, /stats, /, MCP listing) one client may make per window;
+   * 0 disables the limit. Paid calls are never limited (src/http/rate-limit.ts).
+   */
+  rateLimitPoints: number
+  /** Length of the rate-limit window, in seconds. */
+  rateLimitDurationS: number
+  /**
+   * Proxies in front of the service that append to `X-Forwarded-For` (1 behind the shipped
+   * nginx); 0: the header is ignored and the client is the socket address
+   * (src/http/client-address.ts).
+   */
+  trustProxyHops: number
 }
 
 /**
@@ -215,5 +231,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     redisUrl: e.REDIS_URL,
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,
+    rateLimitPoints: e.RATE_LIMIT_POINTS,
+    rateLimitDurationS: e.RATE_LIMIT_DURATION_S,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
   }
 }

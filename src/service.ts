@@ -1,6 +1,7 @@
 import type { Config } from './config.js'
 import { createApp, MAX_BODY_BYTES } from './http/app.js'
 import { createDrain, type Drain } from './http/drain.js'
+import { createRateLimit } from './http/rate-limit.js'
 import { createLifecycle, type Lifecycle } from './lifecycle.js'
 import { resolveAllowList } from './mcp/dns-rebinding.js'
 import { registerMcp } from './mcp/server.js'
@@ -13,6 +14,7 @@ import {
 import { createPaymentGate, type PaymentGate, type PaymentObserver } from './payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
 import { configuredRails } from './payment/rails.js'
+import { createRedis, type SharedRedis } from './redis.js'
 import { createToolRunner, type ToolRunner } from './runner/runner.js'
 import type { Telemetry } from './telemetry/index.js'
 import { catalog } from './tools/catalog.js'
@@ -28,6 +30,10 @@ export interface ServiceOverrides {
   env?: ToolEnv
   /** Runs the tools; by default a worker pool from TOOL_WORKERS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT. */
   runner?: ToolRunner
+  /** The instance's Redis connection; by default one from REDIS_URL (none when unset). */
+  redis?: SharedRedis
+  /** Prefix of the rate-limit keys (tests sharing one Redis); default RATE_LIMIT_KEY_PREFIX. */
+  rateLimitKeyPrefix?: string
 }
 
 /** The assembled service: the Hono app and the parts behind it. */
@@ -40,7 +46,12 @@ export interface Service {
   lifecycle: Lifecycle
   /** Requests in flight, and the 503 `shutting_down` of new ones during shutdown. */
   drain: Drain
-  /** Stops the tool workers. Call after the requests in flight ended (`drain.idle()`). */
+  /** The Redis connection shared by the parts of this instance; undefined without REDIS_URL. */
+  redis: SharedRedis | undefined
+  /**
+   * Stops the tool workers and closes Redis. Call after the requests in flight ended
+   * (`drain.idle()`).
+   */
   close(): Promise<void>
 }
 
@@ -86,6 +97,18 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     facilitatorTimeoutMs: config.facilitatorTimeoutMs,
   })
   const drain = createDrain(() => lifecycle.shuttingDown())
+  const redis =
+    overrides.redis ??
+    (config.redisUrl
+      ? createRedis({ url: config.redisUrl, timeoutMs: config.redisTimeoutMs })
+      : undefined)
+  const rateLimit = createRateLimit({
+    points: config.rateLimitPoints,
+    durationSeconds: config.rateLimitDurationS,
+    trustProxyHops: config.trustProxyHops,
+    redis,
+    ...(overrides.rateLimitKeyPrefix ? { keyPrefix: overrides.rateLimitKeyPrefix } : {}),
+  })
   const gate = createPaymentGate({
     link,
     guard: overrides.guard ?? createMemoryGuard(),
@@ -107,6 +130,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     publicBaseUrl: config.publicBaseUrl,
     rails,
     drain,
+    ...(rateLimit ? { rateLimit: rateLimit.middleware } : {}),
     ...(telemetry
       ? { stats: () => telemetry.stats(), telemetryHealth: () => telemetry.health() }
       : {}),
@@ -119,8 +143,14 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
           publicBaseUrl: config.publicBaseUrl,
           allowList: mcpAllowList,
           maxBodyBytes: MAX_BODY_BYTES,
+          ...(rateLimit ? { onSettled: rateLimit.settled } : {}),
         }),
     ],
   })
-  return { app, gate, link, runner, lifecycle, drain, close: () => runner.close() }
+  const close = async () => {
+    await runner.close()
+    // Only the connection this service opened; an injected one is its owner's to close.
+    if (redis && !overrides.redis) await redis.close()
+  }
+  return { app, gate, link, runner, lifecycle, drain, redis, close }
 }

@@ -107,6 +107,11 @@ export const SERVICE_ERROR_CODES = {
     status: 405,
     meaning: 'The path exists but not for this method; see the Allow header.',
   },
+  rate_limited: {
+    status: 429,
+    meaning:
+      'Too many unpaid requests from this client (RATE_LIMIT_POINTS per RATE_LIMIT_DURATION_S, 120 per 60 s by default); paid calls are never limited. Retry after Retry-After seconds; RateLimit-Policy and RateLimit state the quota.',
+  },
   facilitator_unavailable: {
     status: 503,
     meaning:

@@ -35,7 +35,8 @@ export interface ClusterOptions {
   instances: number
   /**
    * Configuration every instance shares, e.g. from {@link sharedEnv}. PUBLIC_BASE_URL is set to
-   * the front, PORT and HOST per instance.
+   * the front, PORT and HOST per instance; TRUST_PROXY_HOPS is 1 and RATE_LIMIT_POINTS 1,000,000
+   * unless given.
    */
   env: Record<string, string>
   /** Front (nginx) port; a free one by default. */
@@ -88,7 +89,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     createServiceInstance({
       name: `i${i + 1}`,
       port,
-      env: { LOG_LEVEL: options.logLevel ?? 'info', ...options.env, PUBLIC_BASE_URL: frontUrl },
+      env: {
+        LOG_LEVEL: options.logLevel ?? 'info',
+        // Behind the shipped nginx, which appends the client's address to X-Forwarded-For.
+        TRUST_PROXY_HOPS: '1',
+        // Every client of a cluster on this machine is 127.0.0.1, so the default limit (120 per
+        // minute) would refuse a load test's unpaid 402s: a high one keeps the limiter on the path.
+        RATE_LIMIT_POINTS: '1000000',
+        ...options.env,
+        PUBLIC_BASE_URL: frontUrl,
+      },
       logFile: join(dir, `i${i + 1}.log`),
     }),
   )

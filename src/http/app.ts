@@ -1,4 +1,4 @@
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
 import { logger } from '../logger.js'
@@ -39,6 +39,8 @@ export interface AppDeps {
   mounts?: readonly Mount[]
   /** Counts requests in flight and refuses new ones during shutdown (src/http/drain.ts). */
   drain?: Drain
+  /** The limit on free work per client (src/http/rate-limit.ts); absent: no limit. */
+  rateLimit?: MiddlewareHandler
 }
 
 /** Registers routes on the app (e.g. `(app) => registerMcp(app, options)`). */
@@ -92,6 +94,8 @@ export function createApp(deps: AppDeps): Hono {
     if (Number(length) > MAX_BODY_BYTES) throw new HTTPException(413)
     return next()
   })
+  // After the body limit: it reads an MCP body to tell paid calls from free work.
+  if (deps.rateLimit) app.use(deps.rateLimit)
 
   registerHealth(app, { link: deps.gate.link, telemetryHealth: deps.telemetryHealth })
   registerStats(app, deps.stats ? { stats: deps.stats } : {})

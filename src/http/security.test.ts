@@ -46,7 +46,7 @@ describe('corsPolicy', () => {
     expect(res.status).toBe(402)
     expect(res.headers.get('Access-Control-Allow-Origin')).toBe('*')
     expect(res.headers.get('Access-Control-Expose-Headers')).toBe(
-      'PAYMENT-REQUIRED,PAYMENT-RESPONSE,Retry-After,Allow',
+      'PAYMENT-REQUIRED,PAYMENT-RESPONSE,Retry-After,Allow,RateLimit-Policy,RateLimit',
     )
     expect(res.headers.get('PAYMENT-REQUIRED')).toBe('eyJ4NDAyVmVyc2lvbiI6Mn0=')
   })

@@ -4,13 +4,16 @@ import { secureHeaders } from 'hono/secure-headers'
 
 /**
  * Response headers a browser script may read (`Access-Control-Expose-Headers`): the x402 headers,
- * so that browser x402 clients can pay, plus `Retry-After` and `Allow` of 503 and 405 answers.
+ * so that browser x402 clients can pay, plus `Retry-After` and `Allow` of 503, 429 and 405
+ * answers, and the `RateLimit-Policy` and `RateLimit` of a 429.
  */
 export const EXPOSED_HEADERS = [
   'PAYMENT-REQUIRED',
   'PAYMENT-RESPONSE',
   'Retry-After',
   'Allow',
+  'RateLimit-Policy',
+  'RateLimit',
 ] as const
 
 /**

@@ -34,6 +34,11 @@ export interface McpOptions {
   version?: string
   /** Largest accepted JSON-RPC body, in bytes (the app's body limit applies first). */
   maxBodyBytes?: number
+  /**
+   * Called once per paid `tools/call` that settled, with the HTTP request that carried it (the
+   * rate limit charges a point for each payment that did not settle).
+   */
+  onSettled?: (request: Request) => void
 }
 
 /** One catalogue tool as the MCP endpoint serves it, built once at start. */
@@ -70,7 +75,9 @@ const instructions = (tools: readonly ToolDefinition[]) =>
  * const handle = createMcpHandler({ gate, tools: catalog, publicBaseUrl })
  * app.post('/mcp', (c) => handle(c.req.raw))
  */
-export function createMcpHandler(options: McpOptions): (request: Request) => Promise<Response> {
+export function createMcpHandler(
+  options: McpOptions,
+): (request: Request, body?: string) => Promise<Response> {
   const { gate } = options
   const version = options.version ?? SERVICE.version
   const rails: ListedRail[] = gate.link.status().rails.map(({ id, network }) => ({ id, network }))
@@ -100,6 +107,7 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
   async function callTool(
     params: CallToolRequest['params'],
     rawArguments: unknown,
+    request: Request,
   ): Promise<CallToolResult> {
     const entry = entries.get(params.name)
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`)
@@ -112,6 +120,7 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
         resource: entry.resource,
         extensions: entry.extensions,
       })
+      options.onSettled?.(request)
       return paidResult(result.value(), settlement)
     } catch (error) {
       const failure = failureResult(error)
@@ -121,11 +130,15 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
     }
   }
 
-  return async function handleMcp(request: Request): Promise<Response> {
+  /**
+   * @param body - the request body when a middleware has already read it (the rate limit does);
+   *   read from `request` otherwise
+   */
+  return async function handleMcp(request: Request, body?: string): Promise<Response> {
     // The body is parsed here, not by the transport, to keep the raw `arguments` (the app's body
     // limit has already applied). Text that is not JSON goes to the transport as it came, for
     // its own JSON-RPC parse error.
-    const text = await request.text()
+    const text = body ?? (await request.text())
     let parsedBody: unknown
     try {
       parsedBody = JSON.parse(text)
@@ -142,7 +155,7 @@ export function createMcpHandler(options: McpOptions): (request: Request) => Pro
     server.server.registerCapabilities({ tools: { listChanged: false } })
     server.server.setRequestHandler(ListToolsRequestSchema, () => listed)
     server.server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-      callTool(req.params, rawArgumentsOf(parsedBody, extra.requestId)),
+      callTool(req.params, rawArgumentsOf(parsedBody, extra.requestId), request),
     )
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -190,5 +203,6 @@ export function registerMcp(app: Hono, options: McpOptions): void {
   const allowList = options.allowList ?? resolveAllowList({ publicBaseUrl: options.publicBaseUrl })
   const handle = createMcpHandler(options)
   app.use(MCP_PATH, dnsRebindingProtection(allowList))
-  app.post(MCP_PATH, (c) => handle(c.req.raw))
+  // c.req.text(): the body as hono cached it if a middleware (the rate limit) read it first.
+  app.post(MCP_PATH, async (c) => handle(c.req.raw, await c.req.text()))
 }

@@ -19,7 +19,8 @@ export interface RunningService {
  *
  * @param stack - the local chains and facilitator
  * @param env - extra environment (e.g. FACILITATOR_TIMEOUT_MS); TOOL_WORKERS is 1 unless given,
- *   since every worker thread loads the tools through tsx (about a second of CPU each)
+ *   since every worker thread loads the tools through tsx (about a second of CPU each), and
+ *   RATE_LIMIT_POINTS 1,000,000
  * @param overrides - parts to replace (observer, guard, env)
  */
 export async function startService(
@@ -27,7 +28,14 @@ export async function startService(
   env: Record<string, string> = {},
   overrides: ServiceOverrides = {},
 ): Promise<RunningService> {
-  const config = loadConfig({ ...(stack?.serviceEnv ?? {}), PORT: '0', TOOL_WORKERS: '1', ...env })
+  const config = loadConfig({
+    ...(stack?.serviceEnv ?? {}),
+    PORT: '0',
+    TOOL_WORKERS: '1',
+    // Every test client is 127.0.0.1: a limit high enough for any test, with the limiter on.
+    RATE_LIMIT_POINTS: '1000000',
+    ...env,
+  })
   let service: Service | undefined
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve(

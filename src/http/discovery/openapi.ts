@@ -138,6 +138,18 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
       description: 'Seconds to wait before retrying.',
       schema: { type: 'integer', minimum: 0 },
     },
+    RateLimitPolicy: {
+      description:
+        'The quota of unpaid requests per client (IETF draft-ietf-httpapi-ratelimit-headers), ' +
+        'e.g. `"free";q=120;w=60`: 120 requests per 60-second window.',
+      schema: { type: 'string' },
+    },
+    RateLimit: {
+      description:
+        'What is left of the quota (IETF draft-ietf-httpapi-ratelimit-headers), e.g. ' +
+        '`"free";r=0;t=17`: none left, the window resets in 17 seconds.',
+      schema: { type: 'string' },
+    },
   }
   const responses = {
     InvalidRequest: {
@@ -170,6 +182,23 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
       description: `The body exceeds ${options.maxBodyBytes} bytes.`,
       content: json(ref('Failure'), {
         example: failure('payload_too_large', 'The body exceeds 1 MiB'),
+      }),
+    },
+    RateLimited: {
+      description:
+        'Too many unpaid requests from this client (`rate_limited`): 402 answers, discovery, ' +
+        '`/stats`, `/` and MCP requests without a payment count; paid calls never do. Retry ' +
+        'after `Retry-After` seconds.',
+      headers: {
+        'Retry-After': { $ref: '#/components/headers/RetryAfter' },
+        'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
+        RateLimit: { $ref: '#/components/headers/RateLimit' },
+      },
+      content: json(ref('Failure'), {
+        example: failure(
+          'rate_limited',
+          'Too many unpaid requests: 120 per 60 s per client. Paid calls are not limited. Retry after Retry-After seconds.',
+        ),
       }),
     },
     Unavailable: {
@@ -235,6 +264,7 @@ function paidOperation(tool: ToolDefinition, rails: readonly Rail[]) {
         '400': { $ref: '#/components/responses/InvalidRequest' },
         '402': { $ref: '#/components/responses/PaymentRequired' },
         '413': { $ref: '#/components/responses/PayloadTooLarge' },
+        '429': { $ref: '#/components/responses/RateLimited' },
         '503': { $ref: '#/components/responses/Unavailable' },
       },
       'x-payment-info': paymentInfo(tool, rails),
@@ -258,7 +288,14 @@ function freeGet(
       description: `${description}\n\nFree. \`HEAD\` answers too; other methods answer 405.`,
       tags: [tag],
       security: [],
-      responses: { '200': { description: summary, content }, ...extraResponses },
+      responses: {
+        '200': { description: summary, content },
+        // /health is never rate limited: load balancers probe it.
+        ...(operationId === 'health'
+          ? {}
+          : { '429': { $ref: '#/components/responses/RateLimited' } }),
+        ...extraResponses,
+      },
     },
   }
 }
@@ -366,6 +403,7 @@ function freePaths(base: string, toolCount: number) {
             description: 'Not a JSON-RPC message.',
             content: json(ref('JsonRpcResponse')),
           },
+          '429': { $ref: '#/components/responses/RateLimited' },
         },
       },
     },
