@@ -130,7 +130,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     publicBaseUrl: config.publicBaseUrl,
     rails,
     drain,
-    ...(rateLimit ? { rateLimit: rateLimit.middleware } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
     ...(telemetry
       ? { stats: () => telemetry.stats(), telemetryHealth: () => telemetry.health() }
       : {}),

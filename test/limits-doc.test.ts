@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { CONFIG_DEFAULTS, DERIVED_DEFAULTS } from '../src/config.js'
 import { SERVICE_ERROR_CODES } from '../src/descriptions/errors.js'
 import { MAX_BODY_BYTES } from '../src/http/app.js'
+import { RATE_LIMIT_POLICY } from '../src/http/rate-limit.js'
 import { MAX_TIMEOUT_SECONDS } from '../src/payment/facilitator.js'
 import { DUPLICATE_WINDOW_MS } from '../src/payment/guard.js'
 import {
@@ -121,6 +122,26 @@ describe('docs/limits.md', () => {
       ),
     )
     expect(doc).toContain(`telemetry write (${ms(WRITE_TIMEOUT_MS)})`)
+  })
+
+  it('states the rate limits with their variables and config defaults', () => {
+    expect(doc).toMatch(
+      row(
+        'Unpaid requests per client',
+        String(CONFIG_DEFAULTS.RATE_LIMIT_POINTS),
+        '`RATE_LIMIT_POINTS`',
+        '`rate_limited` (429)',
+      ),
+    )
+    expect(doc).toMatch(
+      row('Window', `${CONFIG_DEFAULTS.RATE_LIMIT_DURATION_S} s`, '`RATE_LIMIT_DURATION_S`'),
+    )
+    expect(doc).toMatch(
+      row('Proxies trusted', String(CONFIG_DEFAULTS.TRUST_PROXY_HOPS), '`TRUST_PROXY_HOPS`'),
+    )
+    expect(doc).toContain(
+      `"${RATE_LIMIT_POLICY}";q=${CONFIG_DEFAULTS.RATE_LIMIT_POINTS};w=${CONFIG_DEFAULTS.RATE_LIMIT_DURATION_S}`,
+    )
   })
 
   it('states the telemetry bounds', () => {

@@ -10,6 +10,8 @@ export interface ServiceLimitSettings {
   timeoutMs: number
   /** TOOL_QUEUE_LIMIT */
   queueLimit: number
+  /** RATE_LIMIT_POINTS per RATE_LIMIT_DURATION_S (in seconds); absent: no rate limit. */
+  rateLimit?: { points: number; durationSeconds: number }
 }
 
 /** One limit as the discovery documents state it. */
@@ -55,6 +57,17 @@ export function serviceLimits(settings: ServiceLimitSettings): LimitDoc[] {
       variable: 'TOOL_WORKERS, TOOL_QUEUE_LIMIT',
       code: 'overloaded',
     },
+    ...(settings.rateLimit
+      ? [
+          {
+            limit:
+              'Unpaid requests per client (402s, discovery, /stats, MCP listing); paid calls are never limited',
+            value: `${settings.rateLimit.points} per ${settings.rateLimit.durationSeconds} s`,
+            variable: 'RATE_LIMIT_POINTS, RATE_LIMIT_DURATION_S',
+            code: 'rate_limited',
+          },
+        ]
+      : []),
   ]
 }
 

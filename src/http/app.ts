@@ -1,4 +1,4 @@
-import { Hono, type MiddlewareHandler } from 'hono'
+import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
 import { logger } from '../logger.js'
@@ -13,6 +13,7 @@ import { registerHealth, type TelemetryHealthLike } from './health.js'
 import { registerLanding } from './landing/index.js'
 import { methodAwareNotFound } from './methods.js'
 import { registerPaidRoutes } from './paid-routes.js'
+import type { RateLimit } from './rate-limit.js'
 import { corsPolicy, precomputedHeaders, securityHeaders } from './security.js'
 import { registerStats } from './stats.js'
 
@@ -40,7 +41,7 @@ export interface AppDeps {
   /** Counts requests in flight and refuses new ones during shutdown (src/http/drain.ts). */
   drain?: Drain
   /** The limit on free work per client (src/http/rate-limit.ts); absent: no limit. */
-  rateLimit?: MiddlewareHandler
+  rateLimit?: RateLimit
 }
 
 /** Registers routes on the app (e.g. `(app) => registerMcp(app, options)`). */
@@ -95,7 +96,7 @@ export function createApp(deps: AppDeps): Hono {
     return next()
   })
   // After the body limit: it reads an MCP body to tell paid calls from free work.
-  if (deps.rateLimit) app.use(deps.rateLimit)
+  if (deps.rateLimit) app.use(deps.rateLimit.middleware)
 
   registerHealth(app, { link: deps.gate.link, telemetryHealth: deps.telemetryHealth })
   registerStats(app, deps.stats ? { stats: deps.stats } : {})
@@ -113,6 +114,7 @@ export function createApp(deps: AppDeps): Hono {
     maxBodyBytes: MAX_BODY_BYTES,
     runner: deps.gate.runner.options,
     ownershipProofs: deps.ownershipProofs,
+    rateLimit: deps.rateLimit?.quota,
   })
   registerPaidRoutes(app, { ...deps, extensionsFor: httpBazaarExtension })
   for (const mount of deps.mounts ?? []) mount(app)

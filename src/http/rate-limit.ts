@@ -26,8 +26,17 @@ export interface RateLimitOptions {
   keyPrefix?: string
 }
 
+/** The quota of one client, as the discovery documents state it. */
+export interface RateLimitQuota {
+  /** Unpaid requests per window. */
+  points: number
+  /** Length of the window, in seconds. */
+  durationSeconds: number
+}
+
 /** The limiter of free work, as the app and the MCP endpoint use it. */
 export interface RateLimit {
+  quota: RateLimitQuota
   /** Counts and, over the limit, refuses with 429 (see {@link createRateLimit}). */
   middleware: MiddlewareHandler
   /**
@@ -216,6 +225,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
   }
 
   return {
+    quota: { points, durationSeconds: duration },
     middleware,
     settled(request) {
       settledCalls.set(request, (settledCalls.get(request) ?? 0) + 1)

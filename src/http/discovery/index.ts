@@ -5,6 +5,7 @@ import type { FacilitatorLink } from '../../payment/facilitator.js'
 import type { Rail } from '../../payment/rails.js'
 import type { ToolRunnerOptions } from '../../runner/runner.js'
 import type { ToolDefinition } from '../../tools/types.js'
+import type { RateLimitQuota } from '../rate-limit.js'
 import { buildCapabilities } from './capabilities.js'
 import { buildLlmsTxt } from './llms-txt.js'
 import { buildOpenApi } from './openapi.js'
@@ -30,6 +31,8 @@ export interface DiscoveryDeps {
   errorCodes?: readonly ErrorCodeDoc[] | undefined
   /** Signatures over the origin by the payTo keys, for /.well-known/x402. */
   ownershipProofs?: readonly string[] | undefined
+  /** The rate limit on free work, published as a limit; absent: none. */
+  rateLimit?: RateLimitQuota | undefined
 }
 
 /** Free GET paths that crawlers may fetch (robots.txt `Allow`), besides the landing page. */
@@ -69,7 +72,11 @@ function serve(c: Context, body: string, contentType: string, maxAge: number): R
 export function registerDiscovery(app: Hono, deps: DiscoveryDeps): void {
   const errorCodes = deps.errorCodes ?? allErrorCodes()
   const base = { tools: deps.tools, publicBaseUrl: deps.publicBaseUrl }
-  const limits = serviceLimits({ maxBodyBytes: deps.maxBodyBytes, ...deps.runner })
+  const limits = serviceLimits({
+    maxBodyBytes: deps.maxBodyBytes,
+    ...deps.runner,
+    ...(deps.rateLimit ? { rateLimit: deps.rateLimit } : {}),
+  })
   const openapi = JSON.stringify(
     buildOpenApi({
       ...base,

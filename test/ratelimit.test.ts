@@ -1,0 +1,186 @@
+import { encodePaymentSignatureHeader } from '@x402/core/http'
+import { describe, expect, it } from 'vitest'
+import { createApp } from '../src/http/app.js'
+import { createRateLimit } from '../src/http/rate-limit.js'
+import { resolveAllowList } from '../src/mcp/dns-rebinding.js'
+import { registerMcp } from '../src/mcp/server.js'
+import type { ToolDefinition } from '../src/tools/types.js'
+import { echoTool, type FacilitatorScript, fakeGate } from './helpers/fakes.js'
+import { json } from './helpers/json.js'
+
+// The rate limit in the real app (createApp with the MCP endpoint mounted, as src/service.ts
+// builds it) over a scripted facilitator: what counts, what does not, and the 429 itself.
+
+const BASE_URL = 'http://127.0.0.1:8402'
+const CLIENT = '198.51.100.7'
+
+function setup(points: number, script: FacilitatorScript = {}) {
+  const fake = fakeGate(script)
+  const limit = createRateLimit({ points, durationSeconds: 60, trustProxyHops: 0 })
+  if (!limit) throw new Error('limit disabled')
+  const tools = [echoTool as ToolDefinition]
+  const app = createApp({
+    gate: fake.gate,
+    tools,
+    publicBaseUrl: BASE_URL,
+    rateLimit: limit,
+    mounts: [
+      (app) =>
+        registerMcp(app, {
+          gate: fake.gate,
+          tools,
+          publicBaseUrl: BASE_URL,
+          allowList: resolveAllowList({ publicBaseUrl: BASE_URL, host: '127.0.0.1', port: 8402 }),
+          onSettled: limit.settled,
+        }),
+    ],
+  })
+  /** A request from CLIENT's socket, as @hono/node-server hands it to the app. */
+  const send = async (path: string, init: RequestInit = {}) =>
+    app.request(`${BASE_URL}${path}`, init, { incoming: { socket: { remoteAddress: CLIENT } } })
+  const post = (headers: Record<string, string> = {}, body = '{"text":"a"}') =>
+    send('/echo', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...headers },
+    })
+  const paid = async (nonce: string) =>
+    post({ 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(await fake.pay(0, nonce)) })
+  const rpc = (message: Record<string, unknown>) =>
+    send('/mcp', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }),
+    })
+  const mcpCall = (payment?: unknown) =>
+    rpc({
+      method: 'tools/call',
+      params: {
+        name: 'payload_echo',
+        arguments: { text: 'a' },
+        ...(payment ? { _meta: { 'x402/payment': payment } } : {}),
+      },
+    })
+  /** The penalty of an unsettled payment is taken after the answer. */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 10))
+  return { ...fake, send, post, paid, rpc, mcpCall, settle }
+}
+
+const ENVELOPE = {
+  ok: false,
+  error:
+    'Too many unpaid requests: 5 per 60 s per client. Paid calls are not limited. Retry after Retry-After seconds.',
+  code: 'rate_limited',
+}
+
+describe('rate limit in the app', () => {
+  it('counts the free endpoints and the 402s, then answers 429 with the envelope and every header', async () => {
+    const { send, post } = setup(5)
+    const free = [
+      await send('/openapi.json'),
+      await send('/llms.txt'),
+      await send('/.well-known/x402'),
+      await send('/stats'),
+      await post(),
+    ]
+    expect(free.map((r) => r.status)).toEqual([200, 200, 200, 503, 402])
+    // The discovery documents state the limit and its code.
+    const llms = await (free[1] as Response).text()
+    expect(llms).toContain('5 per 60 s (`RATE_LIMIT_POINTS`, `RATE_LIMIT_DURATION_S`)')
+    expect(llms).toMatch(/rate_limited.*429|429.*rate_limited/)
+    const openapi = (await json(free[0] as Response)) as {
+      paths: Record<string, { post?: { responses: Record<string, unknown> } }>
+    }
+    expect(openapi.paths['/echo']?.post?.responses['429']).toBeDefined()
+    const res = await post()
+    expect(res.status).toBe(429)
+    expect(await json(res)).toEqual(ENVELOPE)
+    expect(res.headers.get('retry-after')).toMatch(/^(59|60)$/)
+    expect(res.headers.get('ratelimit-policy')).toBe('"free";q=5;w=60')
+    expect(res.headers.get('ratelimit')).toBe(`"free";r=0;t=${res.headers.get('retry-after')}`)
+    expect(res.headers.get('cache-control')).toBe('no-store')
+    // The precomputed security and CORS headers are on the 429 too.
+    expect(res.headers.get('access-control-allow-origin')).toBe('*')
+    expect(res.headers.get('access-control-expose-headers')).toContain('RateLimit-Policy')
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+    for (const path of ['/', '/capabilities', '/robots.txt', '/nowhere']) {
+      expect((await send(path)).status, path).toBe(429)
+    }
+    // The load balancer's probe is never limited.
+    expect((await send('/health')).status).not.toBe(429)
+  })
+
+  it('never refuses a paid HTTP call, even over the limit, and charges it nothing', async () => {
+    const { post, paid, calls } = setup(2)
+    expect([(await post()).status, (await post()).status, (await post()).status]).toEqual([
+      402, 402, 429,
+    ])
+    for (const nonce of ['p1', 'p2', 'p3']) {
+      const res = await paid(nonce)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('payment-response')).toBeTruthy()
+    }
+    expect(calls.settle).toBe(3)
+  })
+
+  it('charges a point for each payment that was refused: junk, unverifiable or a duplicate', async () => {
+    const { post, paid, settle } = setup(3)
+    const junk = await post({ 'PAYMENT-SIGNATURE': 'not base64!' })
+    expect([junk.status, (await json(junk)).code]).toEqual([402, 'invalid_payment'])
+    expect((await paid('same')).status).toBe(200)
+    const again = await paid('same')
+    expect([again.status, (await json(again)).code]).toEqual([402, 'duplicate_settlement'])
+    await settle()
+    expect((await post()).status).toBe(402)
+    expect((await post()).status).toBe(429)
+
+    // Over the limit, a payment is still heard (it may be good); each refused one costs a point.
+    const refusing = setup(1, { verify: async () => ({ isValid: false, invalidReason: 'nope' }) })
+    for (const nonce of ['r1', 'r2', 'r3']) {
+      const res = await refusing.paid(nonce)
+      expect([res.status, (await json(res)).code]).toEqual([402, 'payment_verification_failed'])
+    }
+    await refusing.settle()
+    expect((await refusing.post()).status).toBe(429)
+  })
+
+  it('limits MCP requests without a payment with an HTTP 429, and never a paid tools/call', async () => {
+    const { rpc, mcpCall, pay, calls, settle } = setup(3)
+    const statuses = [
+      (await rpc({ method: 'initialize', params: initialize })).status,
+      (await rpc({ method: 'tools/list' })).status,
+      (await mcpCall()).status,
+    ]
+    expect(statuses).toEqual([200, 200, 200])
+    const refused = await rpc({ method: 'tools/list' })
+    expect([refused.status, await json(refused)]).toEqual([
+      429,
+      { ...ENVELOPE, error: ENVELOPE.error.replace('5 per', '3 per') },
+    ])
+    expect((await mcpCall()).status).toBe(429)
+
+    const res = await mcpCall(await pay(0, 'm1'))
+    expect(res.status).toBe(200)
+    const { result } = (await json(res)) as { result: { isError?: boolean } }
+    expect(result.isError).toBeFalsy()
+    expect(calls.settle).toBe(1)
+
+    // A junk MCP payment is answered (an isError result), and costs a point afterwards.
+    const fresh = setup(1)
+    for (let i = 0; i < 3; i++) {
+      const junk = await fresh.mcpCall({ x402Version: 2, junk: true })
+      expect(junk.status).toBe(200)
+      await settle()
+    }
+    expect((await fresh.rpc({ method: 'tools/list' })).status).toBe(429)
+  })
+})
+
+const initialize = {
+  protocolVersion: '2025-06-18',
+  capabilities: {},
+  clientInfo: { name: 'rate-limit-test', version: '1.0.0' },
+}
