@@ -94,7 +94,8 @@ async function serveChild(): Promise<void> {
   const telemetries: Telemetry[] = []
   const bare = await listen(bareHono().fetch)
   const targets: Target[] = [bare]
-  const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent' })
+  // The load generator is one client: a quota it never reaches (bench/ratelimit.ts measures the limiter).
+  const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_POINTS: '1000000000' })
   const withTelemetry = async (cacheMs?: number) => {
     const telemetry = await createTelemetry({
       dataDir,

@@ -7,6 +7,7 @@ import { logger } from '../src/logger.js'
 import { benchHostile } from './hostile.js'
 import { benchLoad } from './load.js'
 import { benchPaid } from './paid.js'
+import { benchRateLimit } from './ratelimit.js'
 import { benchTools } from './tools.js'
 
 async function main(): Promise<void> {
@@ -22,6 +23,9 @@ async function main(): Promise<void> {
 
   out('\n## HTTP under load vs a bare Hono route\n')
   out(await benchLoad(quick ? 3 : 10))
+
+  out('\n## Rate limiter and the 402 path (issue 11)\n')
+  out(await benchRateLimit(quick ? 2 : 7, quick ? 2 : 3))
 
   out('\n## Paid round trip on the devnet (official client, sequential, median)\n')
   out(await benchPaid(quick ? 5 : 20))
