@@ -6,8 +6,8 @@
  * memory and on Redis; the request log on (pino JSON lines written to /dev/null) and off; the
  * 402's headers and body without the 3.4 KB `PAYMENT-REQUIRED`.
  *
- * Servers run in child processes (one with the request log on, one with it off), so that
- * autocannon does not share their event loop. Endpoints are loaded in turn, round after round,
+ * Servers run in a child process, so that autocannon does not share their event loop; its request
+ * log is switched on (into /dev/null) for the endpoints named so, and off for the others. Endpoints are loaded in turn, round after round,
  * and each figure is the median over the rounds.
  *
  * `npx tsx bench/ratelimit.ts [--rounds N] [--seconds S]` runs this section alone.
@@ -36,6 +36,8 @@ const HELLO = 'bare Hono GET hello'
 const CEILING = 'bare Hono, identical 402 (the ceiling)'
 const MEMORY = 'ours, limiter in memory'
 const REDIS = 'ours, limiter on Redis'
+/** As `npm start` runs behind nginx: the limiter on Redis and LOG_LEVEL=info. */
+const DEPLOYED = 'ours, limiter on Redis, request log on (as deployed)'
 
 /** One endpoint a child serves, as autocannon should load it. */
 interface Endpoint {
@@ -46,6 +48,8 @@ interface Endpoint {
   status: 200 | 402
   /** Whether it answers the identical 402 of the service (a ratio to the ceiling is shown). */
   identical: boolean
+  /** Whether the request log is on (LOG_LEVEL=info, into /dev/null) while it is loaded. */
+  log: boolean
 }
 
 /** Response headers that the server writes per connection, not the handler. */
@@ -59,9 +63,12 @@ function bare402(status: number, headers: [string, string][], body: Uint8Array):
   return app
 }
 
-/** Child: starts the servers of its variant, reports their endpoints, stops on request. */
-async function serveChild(withLog: boolean): Promise<void> {
-  logger.level = withLog ? 'info' : 'silent'
+/**
+ * Child: starts the servers, reports their endpoints, then answers the parent's messages: `cpu`
+ * (its CPU time so far), `{ log }` (request log on or off for what follows), and `stop`.
+ */
+async function serveChild(): Promise<void> {
+  logger.level = 'silent'
   const targets: Target[] = []
   const closers: (() => Promise<void>)[] = []
   const ours = async (rateLimit?: RateLimit) => {
@@ -77,16 +84,34 @@ async function serveChild(withLog: boolean): Promise<void> {
   }
   const memory = createRateLimit({ points: POINTS, durationSeconds: 60, trustProxyHops: 0 })
   const endpoints: Endpoint[] = []
-  const post = (name: string, url: string, identical = true): Endpoint => ({
+  const post = (name: string, url: string, identical = true, log = false): Endpoint => ({
     name,
     url: `${url}/hash`,
     method: 'POST',
     status: 402,
     identical,
+    log,
   })
-  if (withLog) {
-    endpoints.push(post('ours, limiter in memory, request log on', await ours(memory)))
-  } else {
+  /** A limiter on the system Redis with a key prefix of its own; undefined without Redis. */
+  const onRedis = async (): Promise<RateLimit | undefined> => {
+    const redis = createRedis({ url: SYSTEM_REDIS_URL, timeoutMs: 500 })
+    closers.push(() => redis.close())
+    // No offline queue: wait (at most a second) for the connection before the first command.
+    const ready = await new Promise<boolean>((resolve) => {
+      redis.client.once('ready', () => resolve(true))
+      setTimeout(() => resolve(redis.state().status === 'ready'), 1_000).unref()
+    })
+    if (!ready) return undefined
+    const keyPrefix = `bench:${randomUUID()}`
+    return createRateLimit({
+      points: POINTS,
+      durationSeconds: 60,
+      trustProxyHops: 0,
+      redis,
+      keyPrefix,
+    })
+  }
+  {
     const withMemory = await ours(memory)
     // The 402 as the service sends it, captured once: the bare route replays these bytes.
     const res = await fetch(`${withMemory}/hash`, {
@@ -108,28 +133,18 @@ async function serveChild(withLog: boolean): Promise<void> {
         method: 'GET',
         status: 200,
         identical: false,
+        log: false,
       },
       post(CEILING, identical.url),
       post('bare Hono, the 402 without PAYMENT-REQUIRED', without.url, false),
       post('ours, limiter off', await ours()),
       post(MEMORY, withMemory),
+      post('ours, limiter in memory, request log on', withMemory, true, true),
     )
-    const redis = createRedis({ url: SYSTEM_REDIS_URL, timeoutMs: 500 })
-    closers.push(() => redis.close())
-    // No offline queue: wait (at most a second) for the connection before the first command.
-    const ready = await new Promise<boolean>((resolve) => {
-      redis.client.once('ready', () => resolve(true))
-      setTimeout(() => resolve(redis.state().status === 'ready'), 1_000).unref()
-    })
-    if (ready) {
-      const onRedis = createRateLimit({
-        points: POINTS,
-        durationSeconds: 60,
-        trustProxyHops: 0,
-        redis,
-        keyPrefix: `bench:${randomUUID()}`,
-      })
-      endpoints.push(post(REDIS, await ours(onRedis)))
+    const redis = await onRedis()
+    if (redis) {
+      const url = await ours(redis)
+      endpoints.push(post(REDIS, url), post(DEPLOYED, url, true, true))
     }
   }
   process.send?.(endpoints)
@@ -139,25 +154,28 @@ async function serveChild(withLog: boolean): Promise<void> {
       process.send?.({ cpuMicros: user + system })
       return
     }
+    if (typeof message === 'object' && message !== null && 'log' in message) {
+      logger.level = message.log ? 'info' : 'silent'
+      process.send?.({ log: logger.level })
+      return
+    }
     for (const target of targets) await target.close()
     for (const close of closers) await close()
     process.exit(0)
   })
 }
 
-/** A server process and the endpoints it serves. */
-interface Server {
-  child: ChildProcess
-  endpoints: Promise<Endpoint[]>
+/** Sends `message` to the server process and resolves with its answer. */
+function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
+  return new Promise((resolve) => {
+    child.once('message', (answer) => resolve(answer as T))
+    child.send(message as string)
+  })
 }
 
 /** The CPU time the server process has used so far (user + system), in microseconds. */
-function cpuOf(server: Server): Promise<number> {
-  return new Promise((resolve) => {
-    server.child.once('message', (message) => resolve((message as { cpuMicros: number }).cpuMicros))
-    server.child.send('cpu')
-  })
-}
+const cpuOf = async (child: ChildProcess) =>
+  (await ask<{ cpuMicros: number }>(child, 'cpu')).cpuMicros
 
 /** One measurement: requests per second, and the server's CPU time per request in µs. */
 interface Sample {
@@ -165,10 +183,11 @@ interface Sample {
   cpuPerRequest: number
 }
 
-async function sample(server: Server, endpoint: Endpoint, seconds: number): Promise<Sample> {
-  const before = await cpuOf(server)
+async function sample(child: ChildProcess, endpoint: Endpoint, seconds: number): Promise<Sample> {
+  await ask(child, { log: endpoint.log })
+  const before = await cpuOf(child)
   const result = await load(endpoint, seconds)
-  const cpu = (await cpuOf(server)) - before
+  const cpu = (await cpuOf(child)) - before
   return { rps: result.requests.average, cpuPerRequest: cpu / result.requests.total }
 }
 
@@ -191,35 +210,30 @@ async function load(endpoint: Endpoint, seconds: number): Promise<autocannon.Res
   return result
 }
 
-function start(withLog: boolean): Server {
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', ...(withLog ? ['--log'] : [])], {
+/**
+ * The section: forks the server process, warms every endpoint up, then loads each in turn for
+ * `seconds`, `rounds` times; a Markdown table of medians with the ratios.
+ */
+export async function benchRateLimit(rounds: number, seconds: number): Promise<string> {
+  const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
     execArgv: process.execArgv,
     // The child's stdout (the request log when on) goes to /dev/null.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   })
-  const endpoints = new Promise<Endpoint[]>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as Endpoint[]))
-    child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)))
-  })
-  return { child, endpoints }
-}
-
-/**
- * The section: forks both children, warms every endpoint up, then loads each in turn for
- * `seconds`, `rounds` times; a Markdown table of medians with the ratios.
- */
-export async function benchRateLimit(rounds: number, seconds: number): Promise<string> {
-  const servers = [start(false), start(true)]
   try {
-    const runs: { server: Server; endpoint: Endpoint }[] = []
-    for (const server of servers) {
-      for (const endpoint of await server.endpoints) runs.push({ server, endpoint })
+    const endpoints = await new Promise<Endpoint[]>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as Endpoint[]))
+      child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)))
+    })
+    const runs = endpoints.map((endpoint) => ({ endpoint }))
+    for (const { endpoint } of runs) {
+      await ask(child, { log: endpoint.log })
+      await load(endpoint, WARM_UP_SECONDS)
     }
-    for (const { endpoint } of runs) await load(endpoint, WARM_UP_SECONDS)
     const samples = new Map<string, Sample[]>(runs.map(({ endpoint }) => [endpoint.name, []]))
     for (let round = 0; round < rounds; round++) {
-      for (const { server, endpoint } of runs) {
-        samples.get(endpoint.name)?.push(await sample(server, endpoint, seconds))
+      for (const { endpoint } of runs) {
+        samples.get(endpoint.name)?.push(await sample(child, endpoint, seconds))
       }
     }
     const rpsOf = (name: string) => median((samples.get(name) ?? []).map((s) => s.rps))
@@ -247,7 +261,7 @@ export async function benchRateLimit(rounds: number, seconds: number): Promise<s
     return [
       `autocannon: ${CONNECTIONS} connections, \`POST /hash\` with \`${BODY}\` (unpaid), ${WARM_UP_SECONDS} s ` +
         `warm-up, then ${rounds} rounds of ${seconds} s per endpoint, interleaved; medians of the ` +
-        'rounds. Servers in two child processes (request log off, and on into /dev/null); the ' +
+        'rounds. Servers in a child process, its request log off, or on into /dev/null; the ' +
         'limiter never refuses (a quota of 10^9), so every answer is the 402. "server CPU / req" is ' +
         "the server process's user + system CPU time divided by the requests answered: unlike " +
         'req/s it does not depend on how much of the 2 cores the load generator takes.',
@@ -266,15 +280,16 @@ export async function benchRateLimit(rounds: number, seconds: number): Promise<s
       ),
       '',
       `Target (issue 11): ours with the limiter on ≥ 0.6 × the identical 402. This run: in memory ` +
-        `${verdict(MEMORY)}; on Redis ${verdict(REDIS)}.`,
+        `${verdict(MEMORY)}; on Redis ${verdict(REDIS)}; as deployed (Redis, request log on) ` +
+        `${verdict(DEPLOYED)}.`,
     ].join('\n')
   } finally {
-    for (const { child } of servers) if (child.connected) child.send('stop')
+    if (child.connected) child.send('stop')
   }
 }
 
 if (process.argv.includes('--serve')) {
-  await serveChild(process.argv.includes('--log'))
+  await serveChild()
 } else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const arg = (flag: string, fallback: number) => {
     const at = process.argv.indexOf(flag)
