@@ -13,6 +13,8 @@ import {
 import { createPaymentGate, type PaymentGate, type PaymentObserver } from './payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
 import { configuredRails } from './payment/rails.js'
+import { createRedisGuard } from './payment/redis-guard.js'
+import { createRedis, type SharedRedis } from './redis.js'
 import { createToolRunner, type ToolRunner } from './runner/runner.js'
 import type { Telemetry } from './telemetry/index.js'
 import { catalog } from './tools/catalog.js'
@@ -28,6 +30,8 @@ export interface ServiceOverrides {
   env?: ToolEnv
   /** Runs the tools; by default a worker pool from TOOL_WORKERS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT. */
   runner?: ToolRunner
+  /** The shared Redis connection; by default one opened from REDIS_URL (none without it). */
+  redis?: SharedRedis
 }
 
 /** The assembled service: the Hono app and the parts behind it. */
@@ -40,15 +44,21 @@ export interface Service {
   lifecycle: Lifecycle
   /** Requests in flight, and the 503 `shutting_down` of new ones during shutdown. */
   drain: Drain
-  /** Stops the tool workers. Call after the requests in flight ended (`drain.idle()`). */
+  /** The shared Redis connection (REDIS_URL), if any. */
+  redis: SharedRedis | undefined
+  /**
+   * Stops the tool workers and closes the Redis connection. Call after the requests in flight
+   * ended (`drain.idle()`).
+   */
   close(): Promise<void>
 }
 
 /**
- * Assembles the service from configuration: rails, facilitator link, duplicate-settlement guard,
- * payment gate, and the HTTP app with the MCP endpoint mounted on it (the composition root: the
- * only module that knows both transports). Performs no I/O; the facilitator's `/supported` is
- * loaded lazily, and the tool workers start with the first paid call (or `runner.warm()`).
+ * Assembles the service from configuration: rails, facilitator link, duplicate-settlement guard
+ * (on Redis when REDIS_URL is set, else in memory), payment gate, and the HTTP app with the MCP endpoint mounted on it (the composition root: the
+ * only module that knows both transports). Waits on no I/O; the facilitator's `/supported` is
+ * loaded lazily, the tool workers start with the first paid call (or `runner.warm()`), and the
+ * Redis connection (REDIS_URL) opens in the background.
  *
  * @example
  * const { app, close } = createService(loadConfig())
@@ -62,6 +72,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     queueLimit: config.toolQueueLimit,
     timeoutMs: config.toolTimeoutMs,
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+    guardTimeoutMs: config.redisUrl || overrides.redis ? config.redisTimeoutMs : 0,
   })
   const rails = configuredRails(config)
   const link = createFacilitatorLink({
@@ -86,9 +97,20 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     facilitatorTimeoutMs: config.facilitatorTimeoutMs,
   })
   const drain = createDrain(() => lifecycle.shuttingDown())
+  // One connection per instance, opened in the background (ioredis connects lazily on its own).
+  const redis =
+    overrides.redis ??
+    (config.redisUrl
+      ? createRedis({ url: config.redisUrl, timeoutMs: config.redisTimeoutMs })
+      : undefined)
+  const guard =
+    overrides.guard ??
+    (redis
+      ? createRedisGuard({ client: redis.client, readyWaitMs: config.redisTimeoutMs })
+      : createMemoryGuard())
   const gate = createPaymentGate({
     link,
-    guard: overrides.guard ?? createMemoryGuard(),
+    guard,
     runner,
     canSettle: () => lifecycle.canSettle(),
     observer,
@@ -110,6 +132,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(telemetry
       ? { stats: () => telemetry.stats(), telemetryHealth: () => telemetry.health() }
       : {}),
+    ...(redis ? { redisHealth: () => redis.state() } : {}),
     ...(config.ownershipProofs ? { ownershipProofs: config.ownershipProofs } : {}),
     mounts: [
       (app) =>
@@ -122,5 +145,10 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
         }),
     ],
   })
-  return { app, gate, link, runner, lifecycle, drain, close: () => runner.close() }
+  const close = async () => {
+    await runner.close()
+    // Only what this service opened: an injected connection belongs to its caller.
+    if (redis && !overrides.redis) await redis.close()
+  }
+  return { app, gate, link, runner, lifecycle, drain, redis, close }
 }
