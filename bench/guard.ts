@@ -16,7 +16,11 @@ import { createRedis } from '../src/redis.js'
 import { median } from './measure.js'
 
 const call = fingerprint('hash', { input: 'abc', algorithm: 'SHA-256' })
-const settlement = { success: true, transaction: `0x${'ab'.repeat(32)}`, network: 'eip155:8453' as const }
+const settlement = {
+  success: true,
+  transaction: `0x${'ab'.repeat(32)}`,
+  network: 'eip155:8453' as const,
+}
 
 /** One paid call's guard traffic: claim the payload key and the id key, then record both settled. */
 async function paidCall(guard: SettlementGuard, i: number): Promise<void> {
