@@ -4,6 +4,7 @@
  * Results are printed as Markdown; bench/README.md records a run.
  */
 import { logger } from '../src/logger.js'
+import { benchGuard } from './guard.js'
 import { benchHostile } from './hostile.js'
 import { benchLoad } from './load.js'
 import { benchPaid } from './paid.js'
@@ -32,6 +33,9 @@ async function main(): Promise<void> {
 
   out('\n## Hostile load: the worker pool, the event loop and /health (issue 9)\n')
   out(await benchHostile(quick ? 4 : 10, quick))
+
+  out('\n## The duplicate-settlement guard: its bound and its cost (issue 11)\n')
+  out(await benchGuard(quick))
 }
 
 main().then(

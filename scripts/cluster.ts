@@ -65,7 +65,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0))
 
   if (!(await pong(6379))) {
-    out(`warning: no Redis at ${SYSTEM_REDIS_URL} (the service does not use it yet)`)
+    out(
+      `warning: no Redis at ${SYSTEM_REDIS_URL}: paid calls answer 503 guard_unavailable until it is up`,
+    )
   }
   db = await createDatabase()
   stack = await startDevStack({ payers })

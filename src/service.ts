@@ -14,6 +14,7 @@ import {
 import { createPaymentGate, type PaymentGate, type PaymentObserver } from './payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
 import { configuredRails } from './payment/rails.js'
+import { createRedisGuard } from './payment/redis-guard.js'
 import { createRedis, type SharedRedis } from './redis.js'
 import { createToolRunner, type ToolRunner } from './runner/runner.js'
 import type { Telemetry } from './telemetry/index.js'
@@ -30,7 +31,7 @@ export interface ServiceOverrides {
   env?: ToolEnv
   /** Runs the tools; by default a worker pool from TOOL_WORKERS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT. */
   runner?: ToolRunner
-  /** The instance's Redis connection; by default one from REDIS_URL (none when unset). */
+  /** The shared Redis connection; by default one opened from REDIS_URL (none without it). */
   redis?: SharedRedis
   /** Prefix of the rate-limit keys (tests sharing one Redis); default RATE_LIMIT_KEY_PREFIX. */
   rateLimitKeyPrefix?: string
@@ -46,20 +47,21 @@ export interface Service {
   lifecycle: Lifecycle
   /** Requests in flight, and the 503 `shutting_down` of new ones during shutdown. */
   drain: Drain
-  /** The Redis connection shared by the parts of this instance; undefined without REDIS_URL. */
+  /** The shared Redis connection (REDIS_URL), if any. */
   redis: SharedRedis | undefined
   /**
-   * Stops the tool workers and closes Redis. Call after the requests in flight ended
-   * (`drain.idle()`).
+   * Stops the tool workers and closes the Redis connection. Call after the requests in flight
+   * ended (`drain.idle()`).
    */
   close(): Promise<void>
 }
 
 /**
- * Assembles the service from configuration: rails, facilitator link, duplicate-settlement guard,
- * payment gate, and the HTTP app with the MCP endpoint mounted on it (the composition root: the
- * only module that knows both transports). Performs no I/O; the facilitator's `/supported` is
- * loaded lazily, and the tool workers start with the first paid call (or `runner.warm()`).
+ * Assembles the service from configuration: rails, facilitator link, duplicate-settlement guard
+ * (on Redis when REDIS_URL is set, else in memory), payment gate, and the HTTP app with the MCP endpoint mounted on it (the composition root: the
+ * only module that knows both transports). Waits on no I/O; the facilitator's `/supported` is
+ * loaded lazily, the tool workers start with the first paid call (or `runner.warm()`), and the
+ * Redis connection (REDIS_URL) opens in the background.
  *
  * @example
  * const { app, close } = createService(loadConfig())
@@ -73,6 +75,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     queueLimit: config.toolQueueLimit,
     timeoutMs: config.toolTimeoutMs,
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+    guardTimeoutMs: config.redisUrl || overrides.redis ? config.redisTimeoutMs : 0,
   })
   const rails = configuredRails(config)
   const link = createFacilitatorLink({
@@ -97,6 +100,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     facilitatorTimeoutMs: config.facilitatorTimeoutMs,
   })
   const drain = createDrain(() => lifecycle.shuttingDown())
+  // One connection per instance, opened in the background (ioredis connects lazily on its own).
   const redis =
     overrides.redis ??
     (config.redisUrl
@@ -109,9 +113,14 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     redis,
     ...(overrides.rateLimitKeyPrefix ? { keyPrefix: overrides.rateLimitKeyPrefix } : {}),
   })
+  const guard =
+    overrides.guard ??
+    (redis
+      ? createRedisGuard({ client: redis.client, readyWaitMs: config.redisTimeoutMs })
+      : createMemoryGuard())
   const gate = createPaymentGate({
     link,
-    guard: overrides.guard ?? createMemoryGuard(),
+    guard,
     runner,
     canSettle: () => lifecycle.canSettle(),
     observer,
@@ -134,6 +143,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(telemetry
       ? { stats: () => telemetry.stats(), telemetryHealth: () => telemetry.health() }
       : {}),
+    ...(redis ? { redisHealth: () => redis.state() } : {}),
     ...(config.ownershipProofs ? { ownershipProofs: config.ownershipProofs } : {}),
     mounts: [
       (app) =>
@@ -149,7 +159,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   })
   const close = async () => {
     await runner.close()
-    // Only the connection this service opened; an injected one is its owner's to close.
+    // Only what this service opened: an injected connection belongs to its caller.
     if (redis && !overrides.redis) await redis.close()
   }
   return { app, gate, link, runner, lifecycle, drain, redis, close }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { PAYMENT_ID_MAX_LENGTH, PAYMENT_ID_MIN_LENGTH } from '@x402/extensions/payment-identifier'
 import { describe, expect, it } from 'vitest'
 import { CONFIG_DEFAULTS, DERIVED_DEFAULTS } from '../src/config.js'
 import { SERVICE_ERROR_CODES } from '../src/descriptions/errors.js'
@@ -112,6 +113,25 @@ describe('docs/limits.md', () => {
     )
     expect(doc).toMatch(
       row('Reuse of a payment', `${DUPLICATE_WINDOW_MS / 1000} s`, '', '`duplicate_settlement`'),
+    )
+    expect(doc).toMatch(
+      row('Replay of a settled call', `${DUPLICATE_WINDOW_MS / 1000} s`, '', '`200`'),
+    )
+    expect(doc).toMatch(
+      row(
+        '`payment-identifier` id',
+        `${PAYMENT_ID_MIN_LENGTH} to ${PAYMENT_ID_MAX_LENGTH} characters`,
+        '',
+        '`invalid_payment` (402)',
+      ),
+    )
+    expect(doc).toMatch(
+      row(
+        'Each Redis command',
+        ms(CONFIG_DEFAULTS.REDIS_TIMEOUT_MS),
+        '`REDIS_TIMEOUT_MS`',
+        '`guard_unavailable` (503',
+      ),
     )
     expect(doc).toMatch(
       row(

@@ -135,17 +135,24 @@ describe.each(['evm', 'solana'] as const)('every MCP tool paid on the %s rail', 
 
 describe('MCP paid calls on the devnet', () => {
   it.each(['evm', 'solana'] as const)(
-    'refuses a replayed %s payment without a second transfer',
+    'replays a repeated %s payment for the same arguments without a second transfer, and refuses it for others',
     async (rail) => {
       const { payment } = await signPayment('payload_hash', { input: 'replay' }, rail, 1)
       const before = await payToBalance(rail)
       const first = await call('payload_hash', { input: 'replay' }, payment)
       expect(first.isError).toBeUndefined()
       const replay = await call('payload_hash', { input: 'replay' }, payment)
-      expect(replay.isError).toBe(true)
-      expect(codeOf(replay)).toBe('duplicate_settlement')
-      expect((replay.structuredContent as PaymentRequired).accepts).toHaveLength(2)
-      expect(replay._meta?.['x402/payment-response']).toBeUndefined()
+      expect(replay.isError).toBeUndefined()
+      expect(replay.structuredContent).toEqual(first.structuredContent)
+      const settled = (replay._meta?.['x402/payment-response'] ?? {}) as SettleResponse
+      expect(settled.transaction).toBe(
+        (first._meta?.['x402/payment-response'] as SettleResponse).transaction,
+      )
+      const other = await call('payload_hash', { input: 'other' }, payment)
+      expect(other.isError).toBe(true)
+      expect(codeOf(other)).toBe('duplicate_settlement')
+      expect((other.structuredContent as PaymentRequired).accepts).toHaveLength(2)
+      expect(other._meta?.['x402/payment-response']).toBeUndefined()
       expect((await payToBalance(rail)) - before).toBe(1000n)
     },
   )

@@ -66,7 +66,7 @@ function setup(points: number, script: FacilitatorScript = {}) {
     })
   /** The penalty of an unsettled payment is taken after the answer. */
   const settle = () => new Promise((resolve) => setTimeout(resolve, 10))
-  return { ...fake, send, post, paid, rpc, mcpCall, settle }
+  return { ...fake, fake, send, post, paid, rpc, mcpCall, settle }
 }
 
 const ENVELOPE = {
@@ -126,13 +126,19 @@ describe('rate limit in the app', () => {
     expect(calls.settle).toBe(3)
   })
 
-  it('charges a point for each payment that was refused: junk, unverifiable or a duplicate', async () => {
-    const { post, paid, settle } = setup(3)
+  it('charges a point for each payment that did not settle now: junk, unverifiable, a duplicate or a replay', async () => {
+    const { post, paid, settle, calls, fake } = setup(4)
     const junk = await post({ 'PAYMENT-SIGNATURE': 'not base64!' })
     expect([junk.status, (await json(junk)).code]).toEqual([402, 'invalid_payment'])
     expect((await paid('same')).status).toBe(200)
-    const again = await paid('same')
-    expect([again.status, (await json(again)).code]).toEqual([402, 'duplicate_settlement'])
+    // The same payment again: an idempotent replay (200, no second settlement), yet a point.
+    expect((await paid('same')).status).toBe(200)
+    expect(calls.settle).toBe(1)
+    const other = await post(
+      { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(await fake.pay(0, 'same')) },
+      '{"text":"b"}',
+    )
+    expect([other.status, (await json(other)).code]).toEqual([402, 'duplicate_settlement'])
     await settle()
     expect((await post()).status).toBe(402)
     expect((await post()).status).toBe(429)

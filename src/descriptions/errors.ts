@@ -2,7 +2,9 @@ import type { PaymentRequired, SettleResponse } from '@x402/core/types'
 import { logger } from '../logger.js'
 import {
   FacilitatorUnavailableError,
+  GuardUnavailableError,
   InvalidInputError,
+  PaymentInProgressError,
   PaymentRequiredError,
   ShuttingDownError,
 } from '../payment/errors.js'
@@ -84,7 +86,13 @@ export const SERVICE_ERROR_CODES = {
   },
   duplicate_settlement: {
     status: 402,
-    meaning: 'The same payment is being settled or was settled in the last 120 seconds.',
+    meaning:
+      'The same payment (or payment-identifier id) was sent to settlement in the last 120 seconds for a different call (tool or input), or its settlement failed; sign a new payment. The same call is replayed instead (200, original PAYMENT-RESPONSE).',
+  },
+  payment_in_progress: {
+    status: 409,
+    meaning:
+      'The same payment (or payment-identifier id) is held by a call still in progress; nothing was charged by this request. Retry after Retry-After (1 s) to get its result.',
   },
   settlement_failed: {
     status: 402,
@@ -121,6 +129,11 @@ export const SERVICE_ERROR_CODES = {
     status: 503,
     meaning:
       'Every tool worker is busy and the queue is full (refused before verify), or a verified call waited past its queue deadline (not run, not settled); nothing was charged. Retry after Retry-After seconds.',
+  },
+  guard_unavailable: {
+    status: 503,
+    meaning:
+      'The shared duplicate-settlement guard (Redis) is unreachable or slower than REDIS_TIMEOUT_MS; fail-closed before verify, nothing ran or was charged. Retry after Retry-After.',
   },
   shutting_down: {
     status: 503,
@@ -216,7 +229,14 @@ export function describeFailure(error: unknown): Failure {
     return fail(error.code, error.message, {}, { allow: error.allow })
   }
   if (error instanceof ToolTimeoutError) return fail(error.code, error.message)
-  if (error instanceof FacilitatorUnavailableError || error instanceof TelemetryUnavailableError) {
+  if (error instanceof PaymentInProgressError) {
+    return fail(error.code, error.message, {}, { retryAfterSeconds: error.retryAfterSeconds })
+  }
+  if (
+    error instanceof FacilitatorUnavailableError ||
+    error instanceof GuardUnavailableError ||
+    error instanceof TelemetryUnavailableError
+  ) {
     return fail(error.code, error.message, {}, { retryAfterSeconds: RETRY_AFTER_SECONDS })
   }
   if (error instanceof OverloadedError) {

@@ -22,8 +22,7 @@ export function sharedEnv(
   return {
     ...stack.serviceEnv,
     DATABASE_URL: shared.databaseUrl,
-    // TODO(issue 11, Redis guard): the service reads REDIS_URL once the duplicate-settlement
-    // guard and replays move to Redis; until then it is passed and ignored.
+    // The duplicate-settlement guard and idempotent replays, shared by every instance.
     REDIS_URL: shared.redisUrl,
     TELEMETRY_SALT: shared.salt,
   }

@@ -4,6 +4,7 @@ import { HTTPException } from 'hono/http-exception'
 import { logger } from '../logger.js'
 import type { PaymentGate } from '../payment/gate.js'
 import type { Rail } from '../payment/rails.js'
+import type { RedisState } from '../redis.js'
 import type { Stats } from '../telemetry/index.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { httpBazaarExtension, registerDiscovery } from './discovery/index.js'
@@ -31,6 +32,8 @@ export interface AppDeps {
   ownershipProofs?: readonly string[]
   /** Telemetry's last-known state for /health; absent when the app runs without telemetry. */
   telemetryHealth?: () => TelemetryHealthLike
+  /** The shared Redis connection's last-known state for /health; absent without REDIS_URL. */
+  redisHealth?: () => RedisState
   /** Aggregates for GET /stats; absent -> /stats answers 503 telemetry_unavailable. */
   stats?: () => Promise<Stats>
   /**
@@ -98,7 +101,11 @@ export function createApp(deps: AppDeps): Hono {
   // After the body limit: it reads an MCP body to tell paid calls from free work.
   if (deps.rateLimit) app.use(deps.rateLimit.middleware)
 
-  registerHealth(app, { link: deps.gate.link, telemetryHealth: deps.telemetryHealth })
+  registerHealth(app, {
+    link: deps.gate.link,
+    telemetryHealth: deps.telemetryHealth,
+    redisHealth: deps.redisHealth,
+  })
   registerStats(app, deps.stats ? { stats: deps.stats } : {})
   registerLanding(app, {
     tools: deps.tools,
@@ -116,7 +123,11 @@ export function createApp(deps: AppDeps): Hono {
     ownershipProofs: deps.ownershipProofs,
     rateLimit: deps.rateLimit?.quota,
   })
-  registerPaidRoutes(app, { ...deps, extensionsFor: httpBazaarExtension })
+  registerPaidRoutes(app, {
+    ...deps,
+    extensionsFor: httpBazaarExtension,
+    ...(deps.rateLimit ? { onSettled: deps.rateLimit.settled } : {}),
+  })
   for (const mount of deps.mounts ?? []) mount(app)
 
   app.notFound(methodAwareNotFound(app))

@@ -65,7 +65,36 @@ describe('GET /health', () => {
         facilitator: { status: 'unconfigured' },
         rails: { status: 'degraded', networks: BOTH.map((r) => ({ ...r, live: false })) },
         telemetry: { status: 'not_configured' },
+        redis: { status: 'not_configured' },
       },
+    })
+  })
+
+  it('reports the shared Redis: ok with the time it connected, or unavailable with the reason', async () => {
+    const { link } = fakeGate()
+    await link.ready()
+    const up = checkHealth({
+      link,
+      redisHealth: () => ({ status: 'ready', lastReadyAt: Date.UTC(2026, 10, 24, 1, 2, 3) }),
+    })
+    expect(up.status).toBe('ok')
+    expect(up.checks.redis).toEqual({ status: 'ok', last_ok_at: '2026-11-24T01:02:03.000Z' })
+    const down = checkHealth({
+      link,
+      redisHealth: () => ({
+        status: 'down',
+        lastReadyAt: Date.UTC(2026, 10, 24, 1, 2, 3),
+        lastError: 'ECONNREFUSED',
+      }),
+    })
+    expect(down.status).toBe('degraded')
+    expect(down.reasons).toEqual([
+      'the shared Redis is unreachable: paid calls answer 503 guard_unavailable',
+    ])
+    expect(down.checks.redis).toEqual({
+      status: 'unavailable',
+      last_ok_at: '2026-11-24T01:02:03.000Z',
+      reason: 'ECONNREFUSED',
     })
   })
 

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { FacilitatorLink } from '../payment/facilitator.js'
+import type { RedisState } from '../redis.js'
 
 /** What telemetry reports about itself, without I/O (`Telemetry.health()`). */
 export interface TelemetryHealthLike {
@@ -42,6 +43,23 @@ export const healthSchema = z
         .object({ status: z.enum(['ok', 'degraded', 'not_configured']) })
         .catchall(z.unknown())
         .describe('Telemetry store state (backend, buffered and dropped event counts).'),
+      redis: z
+        .object({
+          status: z
+            .enum(['ok', 'unavailable', 'not_configured'])
+            .describe(
+              '`unavailable`: paid calls answer 503 guard_unavailable (fail-closed); free endpoints serve. `not_configured`: no REDIS_URL, in-process guard (one instance only).',
+            ),
+          last_ok_at: z
+            .string()
+            .optional()
+            .describe('ISO 8601 time the connection last became ready.'),
+          reason: z
+            .string()
+            .optional()
+            .describe('Short reason of the last connection failure (an error code).'),
+        })
+        .describe('The shared Redis of the duplicate-settlement guard and idempotent replays.'),
     }),
   })
   .describe('Health for load balancers: always 200 while the process serves.')
@@ -54,14 +72,16 @@ export interface HealthOptions {
   link: FacilitatorLink
   /** Telemetry's own last-known state; absent when the app runs without telemetry. */
   telemetryHealth?: (() => TelemetryHealthLike) | undefined
+  /** The shared Redis connection's last-known state; absent without REDIS_URL. */
+  redisHealth?: (() => RedisState) | undefined
 }
 
 /**
  * Computes the health report from last-known states, without waiting on any I/O.
  *
  * Degraded when the facilitator is unconfigured or failing, when a configured rail is not live
- * (the facilitator does not support it, so it is left out of every 402), or when telemetry is
- * degraded.
+ * (the facilitator does not support it, so it is left out of every 402), when telemetry is
+ * degraded, or when the shared Redis is down (paid calls then answer 503 `guard_unavailable`).
  *
  * @example
  * checkHealth({ link }) // { status: 'ok', reasons: [], checks: { facilitator: { status: 'ok', … }, … } }
@@ -79,6 +99,10 @@ export function checkHealth(options: HealthOptions): Health {
   for (const rail of down) reasons.push(`rail ${rail.network} is not live`)
   const telemetry = options.telemetryHealth?.() ?? { status: 'not_configured' as const }
   if (telemetry.status === 'degraded') reasons.push('telemetry storage is degraded')
+  const redis = options.redisHealth?.()
+  if (redis?.status === 'down') {
+    reasons.push('the shared Redis is unreachable: paid calls answer 503 guard_unavailable')
+  }
 
   return {
     status: reasons.length === 0 ? 'ok' : 'degraded',
@@ -95,6 +119,15 @@ export function checkHealth(options: HealthOptions): Health {
         networks: facilitator.rails.map(({ id, network, live }) => ({ id, network, live })),
       },
       telemetry: { ...telemetry },
+      redis: redis
+        ? {
+            status: redis.status === 'ready' ? 'ok' : 'unavailable',
+            ...(redis.lastReadyAt === undefined
+              ? {}
+              : { last_ok_at: new Date(redis.lastReadyAt).toISOString() }),
+            ...(redis.status === 'down' && redis.lastError ? { reason: redis.lastError } : {}),
+          }
+        : { status: 'not_configured' },
     },
   }
 }

@@ -14,6 +14,11 @@ export interface PaidRoutesOptions {
   publicBaseUrl: string
   /** PaymentRequired extensions per tool (bazaar discovery info), if any. */
   extensionsFor?: (tool: ToolDefinition) => Record<string, unknown> | undefined
+  /**
+   * Called with the request of each paid call that settled now (not a replay): the rate limit
+   * charges a point for every other request that presented a payment.
+   */
+  onSettled?: (request: Request) => void
 }
 
 /** Raw body -> JSON value; `undefined` for an empty body. */
@@ -111,7 +116,7 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
         if (payment !== undefined && input === undefined) {
           throw new InvalidJsonError('A JSON request body is required')
         }
-        const { result, settlement } = await gate.execute({
+        const { result, settlement, replayed } = await gate.execute({
           tool,
           transport: 'http',
           input,
@@ -121,6 +126,7 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
           ...(inputProblem ? { inputProblem } : {}),
           ...(extensions ? { extensions } : {}),
         })
+        if (!replayed) options.onSettled?.(c.req.raw)
         c.header('PAYMENT-RESPONSE', settlementHeader(settlement))
         c.header('Cache-Control', 'no-store')
         c.header('Content-Type', 'application/json')

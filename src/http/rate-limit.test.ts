@@ -15,11 +15,13 @@ function appWith(limit: RateLimit): Hono {
   app.use(limit.middleware)
   app.get('/health', (c) => c.text('ok'))
   app.get('/stats', (c) => c.json({ ok: true }))
-  app.post('/paid', (c) =>
-    c.req.header('PAYMENT-SIGNATURE') === 'good'
-      ? c.json({ ok: true }, 200)
-      : c.json({ ok: false, code: 'invalid_payment' }, 402),
-  )
+  app.post('/paid', (c) => {
+    if (c.req.header('PAYMENT-SIGNATURE') !== 'good') {
+      return c.json({ ok: false, code: 'invalid_payment' }, 402)
+    }
+    limit.settled(c.req.raw)
+    return c.json({ ok: true }, 200)
+  })
   app.post('/mcp', async (c) => {
     const text = await c.req.text()
     if (text.includes('"good"')) limit.settled(c.req.raw)

@@ -40,8 +40,8 @@ export interface RateLimit {
   /** Counts and, over the limit, refuses with 429 (see {@link createRateLimit}). */
   middleware: MiddlewareHandler
   /**
-   * Notes that one paid MCP `tools/call` of this HTTP request settled, so that it costs no point
-   * (the MCP endpoint calls it; HTTP paid routes are judged by their 200).
+   * Notes that one paid call of this HTTP request settled now, so that it costs no point (the
+   * paid routes and the MCP endpoint call it; a replay of a settled call does not).
    */
   settled(request: Request): void
 }
@@ -70,11 +70,11 @@ type Claim =
   | { kind: 'exempt' }
   /**
    * It presents payments (`calls` of them): not counted before it runs, so a paying client is
-   * never refused; afterwards each payment that did not settle costs a point. `alsoFree`: the
+   * never refused; afterwards each payment that did not settle now costs a point. `alsoFree`: the
    * request also does free work (an MCP batch mixing listings and paid calls) and costs one point
    * before it runs.
    */
-  | { kind: 'paid'; calls: number; mcp: boolean; alsoFree: boolean }
+  | { kind: 'paid'; calls: number; alsoFree: boolean }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -100,7 +100,7 @@ function mcpClaim(text: string): Claim {
   const messages = Array.isArray(body) ? body : [body]
   const calls = messages.filter(isPaidCall).length
   if (calls === 0) return { kind: 'free' }
-  return { kind: 'paid', calls, mcp: true, alsoFree: calls < messages.length }
+  return { kind: 'paid', calls, alsoFree: calls < messages.length }
 }
 
 async function claimOf(c: Context): Promise<Claim> {
@@ -108,7 +108,7 @@ async function claimOf(c: Context): Promise<Claim> {
   if (method === 'POST') {
     if (c.req.path === MCP_PATH) return mcpClaim(await c.req.text())
     if (c.req.header('PAYMENT-SIGNATURE') !== undefined) {
-      return { kind: 'paid', calls: 1, mcp: false, alsoFree: false }
+      return { kind: 'paid', calls: 1, alsoFree: false }
     }
     return { kind: 'free' }
   }
@@ -134,10 +134,10 @@ function socketAddress(c: Context): string | undefined {
  *   402s of paid routes, discovery, `/stats`, `/`, 404s, preflights, and MCP requests without
  *   `_meta["x402/payment"]` (initialize, tools/list, unpaid tools/call).
  * - Not counted: paid requests (a POST with `PAYMENT-SIGNATURE`, an MCP `tools/call` with a
- *   payment), so a paying client is never refused; but a payment that does not end in a settled
- *   call (refused as invalid, failed verification, duplicate, invalid input…) costs a point after
- *   the answer, so junk signatures do not buy free work. And `GET /health`, which the load
- *   balancer probes from its own address.
+ *   payment), so a paying client is never refused; but a payment that does not end in a call
+ *   settled now (refused as invalid, failed verification, duplicate, invalid input, a replay of
+ *   a settled call…) costs a point after the answer, so junk signatures and replays do not buy
+ *   free work. And `GET /health`, which the load balancer probes from its own address.
  * - Over the limit: 429 `rate_limited` with `Retry-After`, `RateLimit-Policy` and `RateLimit`;
  *   over MCP the same HTTP 429 (a JSON-RPC client sees an HTTP error).
  * - With Redis, the counts are shared by every instance on it (`RateLimiterRedis`). While Redis is
@@ -218,8 +218,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
     }
     if (claim.kind !== 'paid') return next()
     await next()
-    const settled = claim.mcp ? (settledCalls.get(c.req.raw) ?? 0) : c.res.status === 200 ? 1 : 0
-    const unsettled = claim.calls - settled
+    const unsettled = claim.calls - (settledCalls.get(c.req.raw) ?? 0)
     // After the answer, without delaying it.
     if (unsettled > 0) limiter.penalty(key, unsettled).catch(failedOpen)
   }

@@ -244,21 +244,30 @@ describe('MCP endpoint: tools/call', () => {
     ])
   })
 
-  it('refuses a replayed payment as duplicate_settlement', async () => {
+  it('replays a repeated payment for the same arguments, and refuses it for others', async () => {
     const { client, calls } = await setup()
     const unpaid = await client.callTool({ name: 'payload_echo', arguments: { text: 'a' } })
     const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n2')
-    const call = () =>
+    const call = (text: string) =>
       client.callTool({
         name: 'payload_echo',
-        arguments: { text: 'a' },
+        arguments: { text },
         _meta: { 'x402/payment': payment },
       })
-    expect((await call()).isError).toBeUndefined()
-    const replay = await call()
-    expect(replay.isError).toBe(true)
-    expect(failureOf(replay).code).toBe('duplicate_settlement')
-    expect((replay.structuredContent as PaymentRequired).error).toBe('duplicate_settlement')
+    const first = await call('a')
+    expect(first.isError).toBeUndefined()
+    const replay = await call('a')
+    expect(replay.isError).toBeUndefined()
+    expect(replay.structuredContent).toEqual(first.structuredContent)
+    const { payer: _payer, ...recorded } = (first._meta?.['x402/payment-response'] ?? {}) as Record<
+      string,
+      unknown
+    >
+    expect(replay._meta?.['x402/payment-response']).toEqual(recorded)
+    const other = await call('b')
+    expect(other.isError).toBe(true)
+    expect(failureOf(other).code).toBe('duplicate_settlement')
+    expect((other.structuredContent as PaymentRequired).error).toBe('duplicate_settlement')
     expect(calls.settle).toBe(1)
   })
 

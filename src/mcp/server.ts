@@ -35,8 +35,8 @@ export interface McpOptions {
   /** Largest accepted JSON-RPC body, in bytes (the app's body limit applies first). */
   maxBodyBytes?: number
   /**
-   * Called once per paid `tools/call` that settled, with the HTTP request that carried it (the
-   * rate limit charges a point for each payment that did not settle).
+   * Called once per paid `tools/call` that settled now (not a replay), with the HTTP request that
+   * carried it (the rate limit charges a point for each other payment).
    */
   onSettled?: (request: Request) => void
 }
@@ -112,7 +112,7 @@ export function createMcpHandler(
     const entry = entries.get(params.name)
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`)
     try {
-      const { result, settlement } = await gate.execute({
+      const { result, settlement, replayed } = await gate.execute({
         tool: entry.tool,
         transport: 'mcp',
         input: rawArguments === undefined ? params.arguments : rawArguments,
@@ -120,7 +120,7 @@ export function createMcpHandler(
         resource: entry.resource,
         extensions: entry.extensions,
       })
-      options.onSettled?.(request)
+      if (!replayed) options.onSettled?.(request)
       return paidResult(result.value(), settlement)
     } catch (error) {
       const failure = failureResult(error)

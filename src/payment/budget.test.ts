@@ -37,8 +37,17 @@ describe('the paid-call budget', () => {
       'A paid call could outlive its payment: verify and settle 2 × FACILITATOR_TIMEOUT_MS (20000) ' +
         '+ the telemetry write (2000) + the wait for a worker max(1, ceil(TOOL_QUEUE_LIMIT 8 / TOOL_WORKERS 2)) ' +
         '× TOOL_TIMEOUT_MS 2000 (8000) + the run TOOL_TIMEOUT_MS (2000) = 32000 ms, more than half of ' +
-        'the 60 s a payment stays valid (30000 ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS or ' +
-        'TOOL_QUEUE_LIMIT, or raise TOOL_WORKERS.',
+        'the 60 s a payment stays valid (30000 ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, ' +
+        'TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
+    )
+    // The Redis guard's claims count: the defaults fit exactly, a slower Redis does not.
+    expect(() =>
+      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 500 }),
+    ).not.toThrow()
+    expect(() =>
+      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 501 }),
+    ).toThrow(
+      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(2004\) = 30004 ms, more than half of the 60 s/,
     )
     expect(() =>
       assertPaidCallBudget(bounds({ TOOL_TIMEOUT_MS: '5000', TOOL_WORKERS: '2' })),

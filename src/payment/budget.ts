@@ -13,13 +13,20 @@ export interface PaidCallBounds {
   timeoutMs: number
   /** PaymentRequirements.maxTimeoutSeconds: how long the signed payment stays valid. */
   maxTimeoutSeconds: number
+  /**
+   * REDIS_TIMEOUT_MS when the guard is on Redis, else 0: the claim before verify waits at most
+   * twice that (a connection not ready, then the command).
+   */
+  guardTimeoutMs?: number
 }
 
 /**
  * The longest a paid call can take between receiving its payment and the end of its settlement,
  * in milliseconds: verify (FACILITATOR_TIMEOUT_MS), the `verified` telemetry write the gate awaits
  * (WRITE_TIMEOUT_MS, 2 s), the wait for a worker (its queue deadline,
- * `max(1, ceil(TOOL_QUEUE_LIMIT / TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS) and settle (FACILITATOR_TIMEOUT_MS).
+ * `max(1, ceil(TOOL_QUEUE_LIMIT / TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS) and settle
+ * (FACILITATOR_TIMEOUT_MS), plus, with the guard on Redis, the claims of the payment's two keys
+ * before verify (2 × 2 × REDIS_TIMEOUT_MS at worst).
  *
  * @example
  * worstPaidCallMs({ facilitatorTimeoutMs: 10000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
@@ -27,7 +34,11 @@ export interface PaidCallBounds {
  */
 export function worstPaidCallMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
   return (
-    2 * bounds.facilitatorTimeoutMs + WRITE_TIMEOUT_MS + worstQueueWaitMs(bounds) + bounds.timeoutMs
+    2 * bounds.facilitatorTimeoutMs +
+    WRITE_TIMEOUT_MS +
+    worstQueueWaitMs(bounds) +
+    bounds.timeoutMs +
+    4 * (bounds.guardTimeoutMs ?? 0)
   )
 }
 
@@ -49,8 +60,8 @@ export function assertPaidCallBudget(bounds: PaidCallBounds): void {
       `(${2 * bounds.facilitatorTimeoutMs}) + the telemetry write (${WRITE_TIMEOUT_MS}) + the wait ` +
       `for a worker max(1, ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers})) × ` +
       `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS ` +
-      `(${bounds.timeoutMs}) = ${worst} ms, more than half of the ${bounds.maxTimeoutSeconds} s a ` +
-      `payment stays valid (${limit} ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS or ` +
-      'TOOL_QUEUE_LIMIT, or raise TOOL_WORKERS.',
+      `(${bounds.timeoutMs})${bounds.guardTimeoutMs ? ` + the guard's claims 4 × REDIS_TIMEOUT_MS (${4 * bounds.guardTimeoutMs})` : ''} = ${worst} ms, more than half of the ${bounds.maxTimeoutSeconds} s a ` +
+      `payment stays valid (${limit} ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, ` +
+      'TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
   )
 }

@@ -84,3 +84,29 @@ export class ShuttingDownError extends Error {
     super(message)
   }
 }
+
+/**
+ * The same payment (or `payment-identifier` id) is held by a call still in progress, for the same
+ * tool and input. HTTP 409 with `Retry-After: 1`, code `payment_in_progress`; nothing was charged
+ * by this request. The retry gets the settled call's replay (or, if the first call failed, runs).
+ */
+export class PaymentInProgressError extends Error {
+  override readonly name = 'PaymentInProgressError'
+  readonly code = 'payment_in_progress'
+  readonly retryAfterSeconds = 1
+}
+
+/**
+ * The shared state is unreachable or too slow (Redis down, or slower than REDIS_TIMEOUT_MS):
+ * paid calls fail closed before verify. HTTP 503, code `guard_unavailable`; nothing was run or
+ * charged.
+ */
+export class GuardUnavailableError extends Error {
+  override readonly name = 'GuardUnavailableError'
+  readonly code = 'guard_unavailable'
+  constructor(
+    message = 'The duplicate-settlement guard is unavailable; nothing was verified, run or charged. Retry',
+  ) {
+    super(message)
+  }
+}

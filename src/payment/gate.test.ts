@@ -1,4 +1,5 @@
 import { SettleError, VerifyError } from '@x402/core/types'
+import { paymentIdentifierSchema } from '@x402/extensions/payment-identifier'
 import { describe, expect, it } from 'vitest'
 import {
   echoTool,
@@ -13,13 +14,15 @@ import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import {
   FacilitatorUnavailableError,
+  GuardUnavailableError,
   InvalidInputError,
+  PaymentInProgressError,
   PaymentRequiredError,
   ShuttingDownError,
 } from './errors.js'
 import { createFacilitatorLink } from './facilitator.js'
 import { createPaymentGate, MAX_PAYMENT_BYTES, mismatch } from './gate.js'
-import { createMemoryGuard, DUPLICATE_WINDOW_MS } from './guard.js'
+import { createMemoryGuard } from './guard.js'
 
 // Unit tests of our own adapter: the facilitator is a scripted fake (test/helpers/fakes.ts).
 
@@ -314,7 +317,7 @@ describe('payment gate', () => {
     expect(timedOut.link.status().state).toBe('unavailable')
   })
 
-  it('lets exactly one of two concurrent calls with the same payment through', async () => {
+  it('lets exactly one of two concurrent calls with the same payment through; the other gets 409', async () => {
     const { call, calls, pay } = setup()
     const payment = await pay()
     const results = await Promise.allSettled([
@@ -323,8 +326,122 @@ describe('payment gate', () => {
     ])
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
-    expect((rejected.reason as PaymentRequiredError).code).toBe('duplicate_settlement')
+    expect(rejected.reason).toBeInstanceOf(PaymentInProgressError)
+    expect(rejected.reason).toMatchObject({ code: 'payment_in_progress', retryAfterSeconds: 1 })
     expect(calls.settle).toBe(1)
+  })
+})
+
+describe('payment gate: idempotent replays', () => {
+  const id = 'pay_7d5d747be160e280504c099d984bcfe0'
+  const withId = (value: string) => ({
+    'payment-identifier': { info: { required: false, id: value }, schema: paymentIdentifierSchema },
+  })
+
+  it('declares the optional payment-identifier extension in every PaymentRequired', async () => {
+    const { call } = setup()
+    const e = (await rejection(call(undefined, undefined))) as PaymentRequiredError
+    expect(e.paymentRequired.extensions?.['payment-identifier']).toEqual({
+      info: { required: false },
+      schema: paymentIdentifierSchema,
+    })
+  })
+
+  it('replays a settled payment for the same input: same result and SettleResponse (no payer), no second verify or settle', async () => {
+    const { call, calls, events, pay } = setup()
+    const payment = await pay()
+    const first = await call({ text: 'abc' }, payment)
+    const again = await call({ text: 'abc' }, payment)
+    expect(first.replayed).toBeUndefined()
+    expect(again.replayed).toBe(true)
+    expect(again.result.value()).toEqual({ upper: 'ABC' })
+    expect(Buffer.from(again.result.bytes).toString()).toBe(
+      Buffer.from(first.result.bytes).toString(),
+    )
+    expect(first.settlement).toEqual({
+      success: true,
+      transaction: '0xtx',
+      network: 'eip155:8453',
+      payer: '0xPAYER',
+    })
+    expect(again.settlement).toEqual({ success: true, transaction: '0xtx', network: 'eip155:8453' })
+    expect(calls).toEqual({ supported: 1, verify: 1, settle: 1 })
+    expect(events.map((x) => x.outcome)).toEqual(['verified', 'settled'])
+  })
+
+  it('refuses the same payment for a different input or tool with duplicate_settlement', async () => {
+    const { call, calls, pay } = setup()
+    const payment = await pay()
+    await call({ text: 'abc' }, payment)
+    const e = (await rejection(call({ text: 'abd' }, payment))) as PaymentRequiredError
+    expect(e).toBeInstanceOf(PaymentRequiredError)
+    expect(e.code).toBe('duplicate_settlement')
+    expect(e.message).toBe(
+      'This payment already paid for a different call (tool or input) in the last 120 seconds; sign a new one',
+    )
+    expect(calls.settle).toBe(1)
+  })
+
+  it('replays by payment-identifier id a call re-signed with a new payment: no second charge', async () => {
+    const { call, calls, pay } = setup()
+    const first = await call({ text: 'abc' }, await pay(0, 'n1', '1000', withId(id)))
+    const again = await call({ text: 'abc' }, await pay(0, 'n2', '1000', withId(id)))
+    expect(again.replayed).toBe(true)
+    expect(again.settlement.transaction).toBe(first.settlement.transaction)
+    expect(calls).toEqual({ supported: 1, verify: 1, settle: 1 })
+    const other = (await rejection(
+      call({ text: 'xyz' }, await pay(0, 'n3', '1000', withId(id))),
+    )) as PaymentRequiredError
+    expect(other.code).toBe('duplicate_settlement')
+    // Another id with the first payment's payload: the payload key still guards it.
+    const reused = await call({ text: 'abc' }, await pay(0, 'n1', '1000', withId(`${id}_2`)))
+    expect(reused.replayed).toBe(true)
+    // The same id re-signed on the other rail: still the same call.
+    const solana = await call({ text: 'abc' }, await pay(1, 'n4', '1000', withId(id)))
+    expect(solana.replayed).toBe(true)
+    expect(solana.settlement.network).toBe('eip155:8453')
+    expect(calls.settle).toBe(1)
+  })
+
+  it('refuses a malformed payment-identifier id before verify', async () => {
+    const { call, calls, pay } = setup()
+    const e = (await rejection(
+      call({ text: 'a' }, await pay(0, 'n1', '1000', withId('short'))),
+    )) as PaymentRequiredError
+    expect(e.code).toBe('invalid_payment')
+    expect(e.message).toMatch(/^The payment's payment-identifier extension is invalid: /)
+    expect(calls.verify).toBe(0)
+  })
+
+  it('lets a retry run again after a call that failed before settlement', async () => {
+    let fail = true
+    const runner = inlineRunner({
+      run: async (tool, input, now) => {
+        if (fail) {
+          fail = false
+          throw new ToolError('tool_failed', 'boom')
+        }
+        return tool.run(input, { nowSeconds: () => now })
+      },
+    })
+    const { call, calls, pay } = setup({}, undefined, { runner })
+    const payment = await pay(0, 'n1', '1000', withId(id))
+    expect(await rejection(call({ text: 'a' }, payment))).toBeInstanceOf(ToolError)
+    const ok = await call({ text: 'a' }, payment)
+    expect(ok.replayed).toBeUndefined()
+    expect(calls).toEqual({ supported: 1, verify: 2, settle: 1 })
+  })
+
+  it('fails closed before verify when the guard is unreachable', async () => {
+    const guard = createMemoryGuard()
+    guard.claim = async () => {
+      throw new GuardUnavailableError()
+    }
+    const { call, calls, events, pay } = setup({}, undefined, { guard })
+    const e = await rejection(call({ text: 'a' }, await pay()))
+    expect(e).toBeInstanceOf(GuardUnavailableError)
+    expect(calls).toEqual({ supported: 1, verify: 0, settle: 0 })
+    expect(events).toEqual([])
   })
 })
 
@@ -421,25 +538,5 @@ describe('payment gate and the tool runner', () => {
     expect(error).toBeInstanceOf(ShuttingDownError)
     expect(calls).toEqual({ supported: 1, verify: 1, settle: 0 })
     expect(events.map((e) => e.outcome)).toEqual(['verified', 'tool_failed_unsettled'])
-  })
-})
-
-describe('memory guard', () => {
-  it('holds a settled key for exactly the duplicate window', async () => {
-    let t = 1_000_000
-    const guard = createMemoryGuard(() => t)
-    expect(await guard.claim('k')).toBe(true)
-    await guard.hold('k')
-    t += DUPLICATE_WINDOW_MS - 1
-    expect(await guard.claim('k')).toBe(false)
-    t += 1
-    expect(await guard.claim('k')).toBe(true)
-  })
-
-  it('frees a released key at once', async () => {
-    const guard = createMemoryGuard(() => 0)
-    expect(await guard.claim('k')).toBe(true)
-    await guard.release('k')
-    expect(await guard.claim('k')).toBe(true)
   })
 })

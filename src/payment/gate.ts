@@ -18,11 +18,22 @@ import {
   type InputCheck,
   type InputIssue,
   InvalidInputError,
+  PaymentInProgressError,
   PaymentRequiredError,
   ShuttingDownError,
 } from './errors.js'
 import type { FacilitatorLink, LiveState } from './facilitator.js'
-import { paymentKey, type SettlementGuard } from './guard.js'
+import {
+  type CallFingerprint,
+  DUPLICATE_WINDOW_MS,
+  fingerprint,
+  type GuardRecord,
+  idempotencyKey,
+  paymentKey,
+  type SettlementGuard,
+  sameCall,
+} from './guard.js'
+import { paymentIdentifierOf, withPaymentIdentifier } from './idempotency.js'
 
 /**
  * Largest PaymentPayload accepted, in bytes of its JSON (32 KiB), and of the Base64
@@ -75,10 +86,17 @@ export interface PaidCall {
   extensions?: Record<string, unknown>
 }
 
-/** A settled call: the tool result (JSON made by the worker) and the facilitator's SettleResponse. */
+/**
+ * A settled call: the tool result (JSON made by the worker) and the facilitator's SettleResponse.
+ * `replayed`: the call repeats one that settled within the window (same payment or same
+ * `payment-identifier` id, same tool and input): the result was recomputed, nothing was verified
+ * or settled again, and `settlement` is the original SettleResponse (without `payer`, which the
+ * guard does not keep).
+ */
 export interface PaidResult {
   result: JsonResult
   settlement: SettleResponse
+  replayed?: true
 }
 
 /**
@@ -89,7 +107,12 @@ export interface PaidResult {
  * 2. invalid input -> {@link InvalidInputError}, and the facilitator is never called;
  * 3. the runner admits the call when its pool has room -> full: {@link OverloadedError}, before
  *    anything is verified;
- * 4. the duplicate-settlement guard claims the payment;
+ * 4. the guard claims the payment (its payload key, and its `payment-identifier` id when the client
+ *    sent one): held by a call in progress -> {@link PaymentInProgressError} (409); settled
+ *    within the window for the same tool and input -> an idempotent replay (the tool runs again,
+ *    nothing is verified or settled, the original SettleResponse is returned); settled for
+ *    another call, or spent by a failed settlement -> `duplicate_settlement`; the shared guard
+ *    unreachable -> {@link GuardUnavailableError} (503), before verify;
  * 5. verify with the facilitator (bounded) -> unreachable: {@link FacilitatorUnavailableError};
  * 6. run the tool on a worker under its time budget -> a {@link ToolError},
  *    {@link ToolTimeoutError} or (past its queue deadline) {@link OverloadedError} is rethrown and
@@ -112,6 +135,8 @@ export interface PaymentGate {
    *   not run within the queue deadline (never settled)
    * @throws {FacilitatorUnavailableError} fail-closed 503
    * @throws {ShuttingDownError} the service is shutting down; nothing was charged
+   * @throws {PaymentInProgressError} the same payment is being processed by another request
+   * @throws {GuardUnavailableError} the shared guard (Redis) is unreachable; nothing was charged
    */
   execute(call: PaidCall): Promise<PaidResult>
   /** Validates input against a tool's schema without running it (the free pre-payment check). */
@@ -246,7 +271,8 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   }
 
   async function execute(call: PaidCall): Promise<PaidResult> {
-    const { tool, extensions } = call
+    const { tool } = call
+    const extensions = withPaymentIdentifier(call.extensions)
     const state: LiveState = await link.ready()
     const requirements = await state.accepts(tool.price)
     const paymentRequired = (error: string): Promise<PaymentRequired> =>
@@ -315,9 +341,69 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       )
     }
 
+    const identifier = paymentIdentifierOf(payment)
+    if (!identifier.valid) {
+      throw new PaymentRequiredError(
+        'invalid_payment',
+        `The payment's payment-identifier extension is invalid: ${identifier.reason}`,
+        await paymentRequired('invalid_payload'),
+      )
+    }
+
     // A full pool refuses the call before anything is verified (nothing reserved: see admit()).
     const admission = runner.admit()
-    return paid(call, state, payment, matched, parsed.data, admission, paymentRequired)
+    const keys = [paymentKey(payment)]
+    if (identifier.id) keys.unshift(idempotencyKey(identifier.id))
+    return paid(
+      { ...call, extensions },
+      state,
+      payment,
+      matched,
+      parsed.data,
+      admission,
+      keys,
+      paymentRequired,
+    )
+  }
+
+  /** Runs a guard write whose failure must not change the call's answer (the record expires). */
+  async function quietly(what: string, write: () => Promise<void>): Promise<void> {
+    try {
+      await write()
+    } catch (error) {
+      logger.error({ err: describeError(error), op: what }, 'guard write failed')
+    }
+  }
+
+  /**
+   * Claims every key of the call, in order; on the first held one, frees those claimed and
+   * returns its record.
+   *
+   * @throws {GuardUnavailableError} the shared guard is unreachable (those claimed are freed)
+   */
+  async function claimAll(
+    keys: readonly string[],
+    call: CallFingerprint,
+  ): Promise<GuardRecord | undefined> {
+    const claimed: string[] = []
+    const freeClaimed = () =>
+      Promise.all(claimed.map((k) => quietly('release', () => guard.release(k))))
+    for (const key of keys) {
+      let answer: Awaited<ReturnType<SettlementGuard['claim']>>
+      try {
+        answer = await guard.claim(key, call)
+      } catch (error) {
+        await freeClaimed()
+        throw error
+      }
+      if (answer.state === 'claimed') {
+        claimed.push(key)
+        continue
+      }
+      await freeClaimed()
+      return answer
+    }
+    return undefined
   }
 
   async function paid(
@@ -327,17 +413,16 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     matched: PaymentRequirements,
     input: unknown,
     admission: Admission,
+    keys: readonly string[],
     paymentRequired: (error: string) => Promise<PaymentRequired>,
   ): Promise<PaidResult> {
     const { tool, extensions } = call
-    const key = paymentKey(payment)
-    if (!(await guard.claim(key))) {
-      throw new PaymentRequiredError(
-        'duplicate_settlement',
-        'This payment is already being settled or was settled in the last 120 seconds',
-        await paymentRequired('duplicate_settlement'),
-      )
-    }
+    const fp = fingerprint(tool.id, input)
+    const held = await claimAll(keys, fp)
+    if (held) return replayOrRefuse(held, fp, tool, input, admission, paymentRequired)
+    const releaseAll = () =>
+      Promise.all(keys.map((k) => quietly('release', () => guard.release(k))))
+    const spendAll = () => Promise.all(keys.map((k) => quietly('spend', () => guard.spend(k, fp))))
     const event = { tool: tool.id, transport: call.transport, network: matched.network }
 
     let payer: string | undefined
@@ -353,7 +438,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         )
       }
     } catch (error) {
-      await guard.release(key)
+      await releaseAll()
       throw error
     }
     await emit({ ...event, amount: matched.amount, outcome: 'verified', payer })
@@ -367,7 +452,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         )
       }
     } catch (error) {
-      await guard.release(key)
+      await releaseAll()
       await emit({ ...event, amount: matched.amount, outcome: 'tool_failed_unsettled', payer })
       if (
         error instanceof ToolError ||
@@ -389,12 +474,12 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     try {
       settlement = await settle(state, payment, matched, extensions)
     } catch (error) {
-      await guard.hold(key)
+      await spendAll()
       await emit({ ...event, amount: matched.amount, outcome: 'settle_failed', payer })
       throw error
     }
-    await guard.hold(key)
     if (!settlement.success) {
+      await spendAll()
       await emit({ ...event, amount: matched.amount, outcome: 'settle_failed', payer })
       const reason = settlement.errorReason ?? 'settlement_failed'
       throw new PaymentRequiredError(
@@ -404,6 +489,9 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         { settlement },
       )
     }
+    // The record for replays: fingerprint and SettleResponse, never the payer.
+    const { payer: _payer, ...recorded } = settlement
+    await Promise.all(keys.map((k) => quietly('settle', () => guard.settle(k, fp, recorded))))
     await emit({
       ...event,
       amount: settlement.amount ?? matched.amount,
@@ -411,6 +499,44 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       payer: settlement.payer ?? payer,
     })
     return { result, settlement }
+  }
+
+  /**
+   * Answers a call whose payment (or payment-identifier id) the guard holds: a replay of the
+   * settled call with the same fingerprint, else 409 (in progress) or 402 (spent, or another
+   * call).
+   */
+  async function replayOrRefuse(
+    held: GuardRecord,
+    fp: CallFingerprint,
+    tool: ToolDefinition,
+    input: unknown,
+    admission: Admission,
+    paymentRequired: (error: string) => Promise<PaymentRequired>,
+  ): Promise<PaidResult> {
+    const window = `${DUPLICATE_WINDOW_MS / 1000} seconds`
+    if (held.state === 'settled' && sameCall(held.call, fp)) {
+      // Deterministic tools: the same tool and input give the same result. Nothing is verified
+      // or settled; a failure here (overloaded, shutting down) charges nothing more.
+      const result = await admission.run(tool, input, env.nowSeconds())
+      logger.info({ tool: tool.id }, 'paid call replayed')
+      return { result, settlement: held.settlement, replayed: true }
+    }
+    if (held.state === 'pending' && sameCall(held.call, fp)) {
+      throw new PaymentInProgressError(
+        'This payment is being processed by another request; retry after Retry-After for its result',
+      )
+    }
+    const why = {
+      spent: `was already sent to settlement in the last ${window}`,
+      settled: `already paid for a different call (tool or input) in the last ${window}`,
+      pending: 'is being used for a different call (tool or input) right now',
+    }[held.state]
+    throw new PaymentRequiredError(
+      'duplicate_settlement',
+      `This payment ${why}; sign a new one`,
+      await paymentRequired('duplicate_settlement'),
+    )
   }
 
   async function verify(

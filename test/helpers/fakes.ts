@@ -8,7 +8,7 @@ import type {
 import { z } from 'zod'
 import { createFacilitatorLink } from '../../src/payment/facilitator.js'
 import { createPaymentGate, type PaymentEvent } from '../../src/payment/gate.js'
-import { createMemoryGuard } from '../../src/payment/guard.js'
+import { createMemoryGuard, type SettlementGuard } from '../../src/payment/guard.js'
 import { configuredRails } from '../../src/payment/rails.js'
 import { OverloadedError } from '../../src/runner/errors.js'
 import { JsonResult } from '../../src/runner/json-result.js'
@@ -114,7 +114,12 @@ export interface FacilitatorScript {
 export function fakeGate(
   script: FacilitatorScript = {},
   supportedNetworks = ['eip155:8453', FAKE_SOLANA],
-  extra: { runner?: ToolRunner; canSettle?: () => boolean; env?: ToolEnv } = {},
+  extra: {
+    runner?: ToolRunner
+    canSettle?: () => boolean
+    env?: ToolEnv
+    guard?: SettlementGuard
+  } = {},
 ) {
   const runner = extra.runner ?? inlineRunner()
   const calls = { supported: 0, verify: 0, settle: 0 }
@@ -152,7 +157,7 @@ export function fakeGate(
   const events: PaymentEvent[] = []
   const gate = createPaymentGate({
     link,
-    guard: createMemoryGuard(),
+    guard: extra.guard ?? createMemoryGuard(),
     runner,
     ...(extra.canSettle ? { canSettle: extra.canSettle } : {}),
     ...(extra.env ? { env: extra.env } : {}),
@@ -161,11 +166,16 @@ export function fakeGate(
     },
   })
   /** A PaymentPayload accepted on rail `index` (0 = EVM, 1 = Solana) with a unique `nonce`. */
-  const pay = async (index = 0, nonce = 'n1', price = '1000'): Promise<PaymentPayload> => {
+  const pay = async (
+    index = 0,
+    nonce = 'n1',
+    price = '1000',
+    extensions?: Record<string, unknown>,
+  ): Promise<PaymentPayload> => {
     const state = await link.ready()
     const accepted = (await state.accepts(price))[index]
     if (!accepted) throw new Error('no rail')
-    return { x402Version: 2, accepted, payload: { nonce } }
+    return { x402Version: 2, accepted, payload: { nonce }, ...(extensions ? { extensions } : {}) }
   }
   return { gate, link, calls, events, pay, runner }
 }

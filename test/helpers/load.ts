@@ -22,6 +22,8 @@ export interface CallRecord {
   code: string
   /** Whole paid round trip (402, signing, paid request), in milliseconds. */
   ms: number
+  /** When the answer came (or the call failed): `performance.now()` of this process, in ms. */
+  end: number
   /** The decoded PAYMENT-RESPONSE header, when there was one. */
   settlement?: SettleResponse
   /** `result` of a 200 envelope. */
@@ -104,7 +106,8 @@ async function call(url: string, who: Payers[number], tool: ToolDefinition): Pro
       signal: AbortSignal.timeout(90_000),
     })
     const text = await res.text()
-    const ms = performance.now() - t0
+    const end = performance.now()
+    const ms = end - t0
     const header = res.headers.get('PAYMENT-RESPONSE')
     const settlement = header ? decodePaymentResponseHeader(header) : undefined
     let body: { ok?: unknown; code?: unknown; result?: unknown } | undefined
@@ -124,11 +127,13 @@ async function call(url: string, who: Payers[number], tool: ToolDefinition): Pro
       status: res.status,
       code,
       ms,
+      end,
       ...(settlement ? { settlement } : {}),
       ...(res.status === 200 ? { result: body?.result } : {}),
     }
   } catch {
-    return { ...base, status: 0, code: 'fetch_failed', ms: performance.now() - t0 }
+    const end = performance.now()
+    return { ...base, status: 0, code: 'fetch_failed', ms: end - t0, end }
   }
 }
 

@@ -26,8 +26,16 @@ export function httpPaymentSteps(): string[] {
     'If the facilitator is unavailable the call fails closed with `503 facilitator_unavailable`: ' +
       'nothing runs and nothing is charged. Retry after the `Retry-After` seconds. A `503 ' +
       'overloaded` (every tool worker busy) also comes before the payment is verified: retry the ' +
-      'same request after `Retry-After`. A tool that runs out of its time budget answers `400 ' +
-      'tool_timeout`, never charged.',
+      'same request after `Retry-After`, as does `503 guard_unavailable` (the shared ' +
+      'duplicate-settlement guard is down). A tool that runs out of its time budget answers ' +
+      '`400 tool_timeout`, never charged.',
+    'Retrying is safe: the same payment, or a new one carrying the same x402 `payment-identifier` ' +
+      '`id` (the optional extension every 402 declares; add one with ' +
+      '`appendPaymentIdentifierToExtensions` from `@x402/extensions/payment-identifier`), for the ' +
+      'same tool and input within 120 s answers `200` with the result and the original ' +
+      `\`${X402.responseHeader}\` and charges nothing more; \`409 payment_in_progress\` (\`Retry-After: 1\`) ` +
+      'while the first call runs; `402 duplicate_settlement` for a different input. The same ' +
+      'holds over MCP.',
   ]
 }
 

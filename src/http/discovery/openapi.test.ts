@@ -134,7 +134,7 @@ describe('OpenAPI document', () => {
     }
   })
 
-  it('gives paid operations the x402 security and the 200/400/402/413/429/503 responses', () => {
+  it('gives paid operations the x402 security and the 200/400/402/409/413/429/503 responses', () => {
     expect(doc.security).toEqual([{ x402: [] }])
     expect(at('components', 'securitySchemes', 'x402')).toMatchObject({
       type: 'apiKey',
@@ -147,6 +147,7 @@ describe('OpenAPI document', () => {
         '200',
         '400',
         '402',
+        '409',
         '413',
         '429',
         '503',

@@ -166,7 +166,8 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
     PaymentRequired: {
       description:
         'Payment required (`payment_required`) or refused (`invalid_payment`, ' +
-        '`payment_verification_failed`, `duplicate_settlement`, `settlement_failed`). Pay one ' +
+        '`payment_verification_failed`, `duplicate_settlement`: the payment or its ' +
+        '`payment-identifier` id already paid for a different input, `settlement_failed`). Pay one ' +
         `rail of the ${X402.requiredHeader} header and retry with ${X402.signatureHeader}.`,
       headers: {
         [X402.requiredHeader]: { $ref: '#/components/headers/PaymentRequired' },
@@ -176,6 +177,20 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
         example: failure('payment_required', 'Payment required: /hash costs 1000 atomic USDC', {
           input_check: { valid: true, errors: [] },
         }),
+      }),
+    },
+    PaymentInProgress: {
+      description:
+        'The same payment (or `payment-identifier` id) is held by a call still in progress ' +
+        '(`payment_in_progress`); nothing was charged by this request. Retry after ' +
+        '`Retry-After` (1 s): once the first call settled, the retry gets its result and the ' +
+        `original ${X402.responseHeader}.`,
+      headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+      content: json(ref('Failure'), {
+        example: failure(
+          'payment_in_progress',
+          'This payment is being processed by another request; retry after Retry-After for its result',
+        ),
       }),
     },
     PayloadTooLarge: {
@@ -206,7 +221,8 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
         'Nothing ran and nothing was charged: the payment facilitator is unconfigured or ' +
         'unreachable (`facilitator_unavailable`, fail-closed), every tool worker is busy and the ' +
         'queue is full (`overloaded`, answered before the payment is verified, so the same ' +
-        'payment may be sent again), or the instance is shutting down (`shutting_down`, with ' +
+        'payment may be sent again), the shared duplicate-settlement guard is unreachable ' +
+        '(`guard_unavailable`, also before verify), or the instance is shutting down (`shutting_down`, with ' +
         '`Connection: close`). Retry after `Retry-After` seconds.',
       headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
       content: json(ref('Failure'), {
@@ -255,7 +271,11 @@ function paidOperation(tool: ToolDefinition, rails: readonly Rail[]) {
       },
       responses: {
         '200': {
-          description: `Paid and settled: \`{ok: true, result}\` with the ${X402.responseHeader} receipt.`,
+          description:
+            `Paid and settled: \`{ok: true, result}\` with the ${X402.responseHeader} receipt. ` +
+            'Also the answer to a retry of a settled call (same payment or `payment-identifier` ' +
+            `id, same input, within 120 s): the result and the original ${X402.responseHeader} ` +
+            '(without `payer`), charged once.',
           headers: {
             [X402.responseHeader]: { $ref: '#/components/headers/PaymentResponse' },
           },
@@ -263,6 +283,7 @@ function paidOperation(tool: ToolDefinition, rails: readonly Rail[]) {
         },
         '400': { $ref: '#/components/responses/InvalidRequest' },
         '402': { $ref: '#/components/responses/PaymentRequired' },
+        '409': { $ref: '#/components/responses/PaymentInProgress' },
         '413': { $ref: '#/components/responses/PayloadTooLarge' },
         '429': { $ref: '#/components/responses/RateLimited' },
         '503': { $ref: '#/components/responses/Unavailable' },

@@ -1,0 +1,112 @@
+import type { Redis } from 'ioredis'
+import { logger } from '../logger.js'
+import { GuardUnavailableError } from './errors.js'
+import {
+  type CallFingerprint,
+  DUPLICATE_WINDOW_MS,
+  type GuardRecord,
+  type SettlementGuard,
+} from './guard.js'
+
+/** Options of {@link createRedisGuard}. */
+export interface RedisGuardOptions {
+  /** The instance's shared connection (src/redis.ts): fail-fast, commands bounded by REDIS_TIMEOUT_MS. */
+  client: Redis
+  /** Prefix of every key, so that services (or tests) sharing a Redis stay apart. */
+  prefix?: string
+  /**
+   * How long a command waits for a connection that is not ready yet (starting, or reconnecting
+   * after an outage), in milliseconds (REDIS_TIMEOUT_MS). Default 500.
+   */
+  readyWaitMs?: number
+}
+
+/** Resolves once the client is ready, or after `ms` (the command then fails fast). */
+function connected(client: Redis, ms: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      client.off('ready', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    client.once('ready', done)
+  })
+}
+
+/** Default key prefix of the guard's records. */
+export const GUARD_PREFIX = 'payload-tools:guard:'
+
+function parse(raw: string | null): GuardRecord | undefined {
+  if (raw === null) return undefined
+  try {
+    return JSON.parse(raw) as GuardRecord
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The guard shared by every instance, on Redis: a claim is one atomic `SET key value NX PX 120000`
+ * (so two instances can never both hold a payment), and every later state is a plain
+ * `SET … PX 120000` of the JSON {@link GuardRecord} (fingerprint and SettleResponse only: no input,
+ * result or payer). Every key expires after {@link DUPLICATE_WINDOW_MS}, so Redis holds at most one
+ * window of calls.
+ *
+ * Fails closed: a command that fails or outlasts the client's command timeout rejects with
+ * {@link GuardUnavailableError}, and the gate refuses the call before verify. A connection that is
+ * not ready (starting, reconnecting) is waited for at most `readyWaitMs` first, so a claim takes at
+ * most about twice REDIS_TIMEOUT_MS before it fails.
+ *
+ * @example
+ * const guard = createRedisGuard({ client: createRedis({ url, timeoutMs: 500 }).client })
+ * await guard.claim('pay:5f1c…', { tool: 'hash', inputDigest: '8f0c…' }) // { state: 'claimed' }
+ */
+export function createRedisGuard(options: RedisGuardOptions): SettlementGuard {
+  const { client } = options
+  const prefix = options.prefix ?? GUARD_PREFIX
+  const readyWaitMs = options.readyWaitMs ?? 500
+  const guarded = async <T>(what: string, command: () => Promise<T>): Promise<T> => {
+    try {
+      await connected(client, readyWaitMs)
+      return await command()
+    } catch (error) {
+      logger.warn(
+        { op: what, err: error instanceof Error ? error.message : String(error) },
+        'redis guard command failed',
+      )
+      throw new GuardUnavailableError()
+    }
+  }
+  const put = (key: string, record: GuardRecord) =>
+    guarded('set', () =>
+      client.set(prefix + key, JSON.stringify(record), 'PX', DUPLICATE_WINDOW_MS),
+    ).then(() => undefined)
+
+  return {
+    async claim(key, call: CallFingerprint) {
+      const pending: GuardRecord = { state: 'pending', call }
+      return guarded('claim', async () => {
+        const set = await client.set(
+          prefix + key,
+          JSON.stringify(pending),
+          'PX',
+          DUPLICATE_WINDOW_MS,
+          'NX',
+        )
+        if (set === 'OK') return { state: 'claimed' as const }
+        // Held: read what holds it. If it expired in between, report it as pending: the caller
+        // answers "in progress" and the client's retry claims it.
+        return parse(await client.get(prefix + key)) ?? pending
+      })
+    },
+    async release(key) {
+      // Only the claimant releases, and its claim (bounded by the paid-call budget, well inside
+      // the window) cannot have expired and been taken over in between.
+      await guarded('release', () => client.del(prefix + key))
+    },
+    spend: (key, call) => put(key, { state: 'spent', call }),
+    settle: (key, call, settlement) => put(key, { state: 'settled', call, settlement }),
+  }
+}
