@@ -146,7 +146,7 @@ describe('MCP paid calls on the devnet', () => {
       expect(replay.structuredContent).toEqual(first.structuredContent)
       const settled = (replay._meta?.['x402/payment-response'] ?? {}) as SettleResponse
       expect(settled.transaction).toBe(
-        (first._meta?.['x402/payment-response'] as SettleResponse).transaction,
+        (first._meta?.['x402/payment-response'] as SettleResponse | undefined)?.transaction,
       )
       const other = await call('payload_hash', { input: 'other' }, payment)
       expect(other.isError).toBe(true)
