@@ -64,12 +64,18 @@ export function createApp(deps: AppDeps): Hono {
   app.use(async (c, next) => {
     const started = performance.now()
     await next()
+    // An unpaid 402 (crawlers and agents probing prices) is logged at debug: it is the most
+    // frequent answer and the cheapest, and one log line costs about as much as the rest of it
+    // (bench/README.md, "Rate limiter and the 402 path"). Everything else at info.
+    const status = c.res.status
+    const level = status === 402 && !c.req.header('payment-signature') ? 'debug' : 'info'
+    if (!logger.isLevelEnabled(level)) return
     // Method, path, status and time only: never bodies, headers or payers.
-    logger.info(
+    logger[level](
       {
         method: c.req.method,
         path: c.req.path,
-        status: c.res.status,
+        status,
         ms: Math.round(performance.now() - started),
       },
       'request',
