@@ -1,6 +1,7 @@
 import { SettleError, VerifyError } from '@x402/core/types'
 import { paymentIdentifierSchema } from '@x402/extensions/payment-identifier'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import {
   echoTool,
   type FacilitatorScript,
@@ -329,6 +330,42 @@ describe('payment gate', () => {
     expect(rejected.reason).toBeInstanceOf(PaymentInProgressError)
     expect(rejected.reason).toMatchObject({ code: 'payment_in_progress', retryAfterSeconds: 1 })
     expect(calls.settle).toBe(1)
+  })
+})
+
+describe('payment gate: a JSON null body', () => {
+  it('is a body, not "no body": refused as invalid_request before verify, even for a tool whose fields all have defaults', async () => {
+    const defaults = {
+      ...echoTool,
+      input: z.object({ text: z.string().max(10).default('x') }).strict(),
+    } as unknown as ToolDefinition
+    const { gate, calls, pay, link } = fakeGate()
+    await link.ready()
+    const resource = { url: 'http://svc/echo' }
+    const run = (input: unknown) =>
+      gate.execute({ tool: defaults, transport: 'http', input, payment: undefined, resource })
+    const unpaid = (await rejection(run(null))) as PaymentRequiredError
+    expect(unpaid.extras.inputCheck?.valid).toBe(false)
+    const paid = await rejection(
+      gate.execute({
+        tool: defaults,
+        transport: 'http',
+        input: null,
+        payment: await pay(),
+        resource,
+      }),
+    )
+    expect(paid).toBeInstanceOf(InvalidInputError)
+    expect(calls.verify + calls.settle).toBe(0)
+    // No body at all still reads as {}: every field has its default.
+    const ok = await gate.execute({
+      tool: defaults,
+      transport: 'http',
+      input: undefined,
+      payment: await pay(0, 'n2'),
+      resource,
+    })
+    expect(ok.result.value()).toEqual({ upper: 'X' })
   })
 })
 

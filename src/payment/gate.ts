@@ -321,7 +321,8 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     // Validated, but forwarded as received: the schema strips keys the facilitator may need.
     const payment = call.payment as PaymentPayload
 
-    const parsed = tool.input.safeParse(call.input ?? {})
+    // No body at all reads as {} (every field has a default or is required); a JSON null is a body.
+    const parsed = tool.input.safeParse(call.input === undefined ? {} : call.input)
     if (!parsed.success) throw new InvalidInputError(toInputIssues(parsed.error))
 
     const matched = state.server.findMatchingRequirements(requirements, payment)
