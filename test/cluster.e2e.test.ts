@@ -321,9 +321,7 @@ describe(`cluster: ${INSTANCES} instances behind nginx, private PostgreSQL and R
     const { run } = await loadCase('steady load', { calls: 320 })
     expect(run.records).toHaveLength(320)
     const oks = run.records.filter((r) => r.code === 'ok')
-    // All 320 on a quiet machine; a saturated one may refuse a few before verify (overloaded).
-    expect(unexpected(run.records)).toEqual([])
-    expect(oks.length).toBeGreaterThanOrEqual(300)
+    expect(oks).toHaveLength(320)
     expect(new Set(oks.map((r) => r.rail))).toEqual(new Set(['evm', 'solana']))
     expect(new Set(oks.map((r) => `${r.rail}/${r.payer}`)).size).toBe(2 * PAYERS)
     // nginx spread the calls over every instance.

@@ -75,6 +75,17 @@ const toolArb = fc.constantFrom(
     Object.assign(Object.create(tool) as ToolDefinition, { [fc.toStringMethod]: () => tool.id }),
   ),
 )
+
+/** A tool, a valid input for it (from `valids`, filled in beforeAll) and a rail. */
+const validCall = () =>
+  toolArb.chain((tool) =>
+    fc.tuple(
+      fc.constant(tool),
+      valids.get(tool.id) as fc.Arbitrary<unknown>,
+      fc.constantFrom<Rail>('evm', 'solana'),
+    ),
+  )
+
 const jsonCase = (tool: ToolDefinition) =>
   (cases.get(tool.id) as fc.Arbitrary<FuzzCase>).map((c) => utf8(c.text))
 const anyBody = (tool: ToolDefinition) =>
@@ -247,15 +258,8 @@ describe('fuzzing the HTTP surface', () => {
   it(
     'paid with a valid body: exactly what tool.run gives (200 settled, or 400 unsettled)',
     async () => {
-      const valid = toolArb.chain((tool) =>
-        fc.tuple(
-          fc.constant(tool),
-          valids.get(tool.id) as fc.Arbitrary<unknown>,
-          fc.constantFrom<Rail>('evm', 'solana'),
-        ),
-      )
       await fc.assert(
-        fc.asyncProperty(valid, async ([tool, input, rail]) => {
+        fc.asyncProperty(validCall(), async ([tool, input, rail]) => {
           const text = JSON.stringify(input)
           const expected = localRun(tool, text)
           const header = encode(await signFor(tool, 'http', rail, 1))
@@ -369,15 +373,8 @@ describe('fuzzing the MCP surface', () => {
   it(
     'paid with valid arguments: exactly what tool.run gives, as over HTTP',
     async () => {
-      const valid = toolArb.chain((tool) =>
-        fc.tuple(
-          fc.constant(tool),
-          valids.get(tool.id) as fc.Arbitrary<unknown>,
-          fc.constantFrom<Rail>('evm', 'solana'),
-        ),
-      )
       await fc.assert(
-        fc.asyncProperty(valid, async ([tool, input, rail]) => {
+        fc.asyncProperty(validCall(), async ([tool, input, rail]) => {
           const text = JSON.stringify(input)
           const expected = localRun(tool, text)
           const payment = await signFor(tool, 'mcp', rail, 2)

@@ -46,6 +46,15 @@ export class NotFoundError extends Error {
   }
 }
 
+/**
+ * Too many unpaid requests from one client. HTTP 429, code `rate_limited`; the rate limiter adds
+ * `Retry-After` (it differs per refusal), `RateLimit-Policy` and `RateLimit` (src/http/rate-limit.ts).
+ */
+export class RateLimitedError extends Error {
+  override readonly name = 'RateLimitedError'
+  readonly code = 'rate_limited'
+}
+
 /** The path exists, but not for this method. HTTP 405 with `Allow`, code `method_not_allowed`. */
 export class MethodNotAllowedError extends Error {
   override readonly name = 'MethodNotAllowedError'
@@ -225,6 +234,7 @@ export function describeFailure(error: unknown): Failure {
   if (error instanceof InvalidJsonError) return fail(error.code, error.message)
   if (error instanceof PayloadTooLargeError) return fail(error.code, error.message)
   if (error instanceof NotFoundError) return fail(error.code, error.message)
+  if (error instanceof RateLimitedError) return fail(error.code, error.message)
   if (error instanceof MethodNotAllowedError) {
     return fail(error.code, error.message, {}, { allow: error.allow })
   }

@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net'
+import ipaddr from 'ipaddr.js'
 
 /**
  * The address of the client that sent a request, as far as this instance can trust it:
@@ -65,18 +66,10 @@ export function clientBucket(address: string): string {
   return `${ipv6Groups(address).slice(0, 4).join(':')}::/64`
 }
 
-/** The eight 16-bit groups of a valid IPv6 address, as lower-case hex without leading zeros. */
+/**
+ * The eight 16-bit groups of a valid IPv6 address, as lower-case hex without leading zeros.
+ * ipaddr.js parses it (`::` expansion, an embedded IPv4 tail, a zone such as `%eth0`).
+ */
 function ipv6Groups(address: string): string[] {
-  // A zone (`fe80::1%eth0`) is not part of the address; an embedded IPv4 tail is two groups.
-  let text = address.split('%')[0] as string
-  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number]
-    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
-  }
-  const [head = '', tail] = text.split('::')
-  const left = head ? head.split(':') : []
-  const right = tail ? tail.split(':') : []
-  const zeros = tail === undefined ? [] : Array(8 - left.length - right.length).fill('0')
-  return [...left, ...zeros, ...right].map((group) => Number.parseInt(group, 16).toString(16))
+  return ipaddr.IPv6.parse(address).parts.map((group) => group.toString(16))
 }

@@ -6,7 +6,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible'
-import type { FailureBody } from '../descriptions/errors.js'
+import { describeFailure, RateLimitedError } from '../descriptions/errors.js'
 import { MCP_PATH } from '../descriptions/service-info.js'
 import { logger } from '../logger.js'
 import type { SharedRedis } from '../redis.js'
@@ -175,11 +175,13 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
     : memory
 
   const policy = `"${RATE_LIMIT_POLICY}";q=${points};w=${duration}`
-  const body = JSON.stringify({
-    ok: false,
-    error: `Too many unpaid requests: ${points} per ${duration} s per client. Paid calls are not limited. Retry after Retry-After seconds.`,
-    code: 'rate_limited',
-  } satisfies FailureBody)
+  // Built once through the one failure mapping; only Retry-After and RateLimit vary per refusal.
+  const failure = describeFailure(
+    new RateLimitedError(
+      `Too many unpaid requests: ${points} per ${duration} s per client. Paid calls are not limited. Retry after Retry-After seconds.`,
+    ),
+  )
+  const body = JSON.stringify(failure.body)
   const settledCalls = new WeakMap<Request, number>()
   let failing = false
 
@@ -194,7 +196,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
 
   const refuse = (c: Context, refusal: IRateLimiterRes) => {
     const seconds = Math.max(1, Math.ceil((refusal.msBeforeNext ?? duration * 1000) / 1000))
-    return c.body(body, 429, {
+    return c.body(body, failure.status, {
       'Content-Type': 'application/json',
       'Cache-Control': 'no-store',
       'Retry-After': String(seconds),

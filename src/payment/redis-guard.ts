@@ -72,10 +72,14 @@ export function createRedisGuard(options: RedisGuardOptions): SettlementGuard {
       await connected(client, readyWaitMs)
       return await command()
     } catch (error) {
-      logger.warn(
-        { op: what, err: error instanceof Error ? error.message : String(error) },
-        'redis guard command failed',
-      )
+      // An outage is logged once by the connection (src/redis.ts); a failure with the connection
+      // up (a slow or refused command) is logged here.
+      if (client.status === 'ready') {
+        logger.warn(
+          { op: what, err: error instanceof Error ? error.message : String(error) },
+          'redis guard command failed',
+        )
+      }
       throw new GuardUnavailableError()
     }
   }
