@@ -8,25 +8,35 @@ import { SYSTEM_REDIS_URL } from '../src/devnet/redis.js'
 import {
   createMemoryGuard,
   DUPLICATE_WINDOW_MS,
-  fingerprint,
+  type GuardRecord,
   type SettlementGuard,
 } from '../src/payment/guard.js'
 import { createRedisGuard } from '../src/payment/redis-guard.js'
 import { createRedis } from '../src/redis.js'
 import { median } from './measure.js'
 
-const call = fingerprint('hash', { input: 'abc', algorithm: 'SHA-256' })
+const call = { tool: 'hash', inputDigest: 'ab'.repeat(32) }
 const settlement = {
   success: true,
   transaction: `0x${'ab'.repeat(32)}`,
   network: 'eip155:8453' as const,
 }
 
+/** The pending record of call `i`. */
+const pendingOf = (i: number): GuardRecord => ({
+  state: 'pending',
+  call,
+  payment: `pay:${i}`,
+  proof: 'cd'.repeat(32),
+})
+
 /** One paid call's guard traffic: claim the payload key and the id key, then record both settled. */
 async function paidCall(guard: SettlementGuard, i: number): Promise<void> {
   const keys = [`id:pay_${i}`, `pay:${i}`]
-  for (const key of keys) await guard.claim(key, call)
-  for (const key of keys) await guard.settle(key, call, settlement)
+  const pending = pendingOf(i)
+  for (const key of keys) await guard.claim(key, pending)
+  const settled: GuardRecord = { ...pending, state: 'settled', payer: 'ef'.repeat(32), settlement }
+  for (const key of keys) await guard.put(key, settled)
 }
 
 /**
@@ -92,7 +102,7 @@ export async function benchGuard(quick: boolean): Promise<string> {
     const raw = await micros(rounds, (i) =>
       redis.client.set(`${prefix}raw:${i}`, 'x', 'PX', DUPLICATE_WINDOW_MS, 'NX'),
     )
-    const claim = await micros(rounds, (i) => guard.claim(`pay:${i}`, call))
+    const claim = await micros(rounds, (i) => guard.claim(`pay:${i}`, pendingOf(i)))
     const whole = await micros(rounds, (i) => paidCall(guard, rounds + i))
     rows.push(`| raw ioredis \`SET NX PX\` round trip (baseline), median | ${raw.toFixed(0)} µs |`)
     rows.push(

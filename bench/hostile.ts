@@ -28,6 +28,7 @@ import autocannon from 'autocannon'
 import { loadConfig } from '../src/config.js'
 import { createApp } from '../src/http/app.js'
 import { logger } from '../src/logger.js'
+import { checkedInput } from '../src/runner/check.js'
 import { createToolRunner, type ToolRunner } from '../src/runner/runner.js'
 import { createTelemetry } from '../src/telemetry/index.js'
 import { catalog, findToolByPath } from '../src/tools/catalog.js'
@@ -79,7 +80,7 @@ async function gateCalls(runner: ToolRunner, n: number): Promise<number> {
       fake.gate.execute({
         tool: hash,
         transport: 'http',
-        input: { input: 'abc' },
+        source: { body: new TextEncoder().encode('{"input":"abc"}') },
         payment: payments[i],
         resource,
       }),
@@ -96,12 +97,12 @@ async function poolOverhead(quick: boolean): Promise<string> {
   const env = { nowSeconds: () => 0 }
   try {
     const direct = await timeAsync(async () => hash.run(small, env), n)
-    const pooled = await timeAsync(() => runner.admit().run(hash, small, 0), n)
+    const pooled = await timeAsync(() => runner.admit().run(hash, checkedInput(small), 0), n)
     const gateInline = await gateCalls(inlineRunner(), n)
     const gatePooled = await gateCalls(runner, n)
     const clone = await timeAsync(async () => structuredClone({ tool: 'hash', input: mib }), 20)
     const directMib = await timeAsync(async () => hash.run(mib, env), 20)
-    const pooledMib = await timeAsync(() => runner.admit().run(hash, mib, 0), 20)
+    const pooledMib = await timeAsync(() => runner.admit().run(hash, checkedInput(mib), 0), 20)
     return [
       `Sequential calls, median per call over 5 rounds of ${n} (1 MiB rows: 20).`,
       '',

@@ -50,7 +50,7 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_BASE_URL: optionalUrl,
   FACILITATOR_URL: optionalUrl,
-  FACILITATOR_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(10_000),
+  FACILITATOR_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(5_000),
   PAY_TO_EVM: evmAddress.optional(),
   PAY_TO_SOLANA: solanaAddress.optional(),
   USDC_EVM: evmAddress.default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
@@ -75,6 +75,7 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
     .optional(),
   REDIS_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  REPLAY_LIMIT: z.coerce.number().int().min(0).max(100).default(3),
   RATE_LIMIT_POINTS: z.coerce.number().int().min(0).max(1_000_000).default(120),
   RATE_LIMIT_DURATION_S: z.coerce.number().int().min(1).max(86_400).default(60),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
@@ -174,8 +175,14 @@ export interface Config {
   /** Upper bound for each Redis command and for connecting, in milliseconds. */
   redisTimeoutMs: number
   /**
-   * Unpaid requests (402s, discovery, /stats, /, MCP listing) one client may make per window;
-   * 0 disables the limit. Paid calls are never limited (src/http/rate-limit.ts).
+   * Times one settled payment (or `payment-identifier` id) may be answered again within its
+   * 120 s window, for its own payer and the same call; beyond: 402 `duplicate_settlement`.
+   */
+  replayLimit: number
+  /**
+   * Unpaid requests (402s, discovery, /stats, /, MCP messages, refused payments, replays) one
+   * client may make per window; 0 disables the limit. A fresh payment is never refused by it, and
+   * each settled one gives back two points (src/http/rate-limit.ts).
    */
   rateLimitPoints: number
   /** Length of the rate-limit window, in seconds. */
@@ -231,6 +238,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     redisUrl: e.REDIS_URL,
     redisTimeoutMs: e.REDIS_TIMEOUT_MS,
+    replayLimit: e.REPLAY_LIMIT,
     rateLimitPoints: e.RATE_LIMIT_POINTS,
     rateLimitDurationS: e.RATE_LIMIT_DURATION_S,
     trustProxyHops: e.TRUST_PROXY_HOPS,

@@ -6,7 +6,7 @@ describe('the lifecycle', () => {
     let now = 1_000_000
     const lifecycle = createLifecycle({
       shutdownTimeoutMs: 15_000,
-      facilitatorTimeoutMs: 10_000,
+      settleMs: 10_000,
       now: () => now,
     })
     expect(lifecycle.shuttingDown()).toBe(false)

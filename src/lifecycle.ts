@@ -12,8 +12,9 @@ export interface Lifecycle {
   deadline(): number | undefined
   /**
    * Whether a settlement may start now: always while serving; during shutdown only if it can
-   * settle (FACILITATOR_TIMEOUT_MS), record the `settled` event (WRITE_TIMEOUT_MS) and reply before
-   * the deadline, so that a payment is never settled without its reply.
+   * settle (`settleMs`: the settle request, its pending retry and the guard writes), record the
+   * `settled` event (WRITE_TIMEOUT_MS) and reply before the deadline, so that a payment is never
+   * settled without its reply.
    */
   canSettle(): boolean
 }
@@ -22,8 +23,8 @@ export interface Lifecycle {
 export interface LifecycleOptions {
   /** SHUTDOWN_TIMEOUT_MS */
   shutdownTimeoutMs: number
-  /** FACILITATOR_TIMEOUT_MS: the longest a settlement takes. */
-  facilitatorTimeoutMs: number
+  /** The longest a settlement takes once started, in milliseconds (`worstSettleMs`). */
+  settleMs: number
   /** Clock in epoch milliseconds (tests). */
   now?: () => number
 }
@@ -35,7 +36,7 @@ const REPLY_MARGIN_MS = 500
  * Creates the lifecycle state.
  *
  * @example
- * const lifecycle = createLifecycle({ shutdownTimeoutMs: 15000, facilitatorTimeoutMs: 10000 })
+ * const lifecycle = createLifecycle({ shutdownTimeoutMs: 15000, settleMs: 10000 })
  * process.on('SIGTERM', () => lifecycle.beginShutdown())
  */
 export function createLifecycle(options: LifecycleOptions): Lifecycle {
@@ -49,6 +50,6 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     deadline: () => deadline,
     canSettle: () =>
       deadline === undefined ||
-      now() + options.facilitatorTimeoutMs + WRITE_TIMEOUT_MS + REPLY_MARGIN_MS <= deadline,
+      now() + options.settleMs + WRITE_TIMEOUT_MS + REPLY_MARGIN_MS <= deadline,
   }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { Config } from './config.js'
 import { createApp, MAX_BODY_BYTES } from './http/app.js'
 import { createDrain, type Drain } from './http/drain.js'
@@ -5,7 +6,7 @@ import { createRateLimit } from './http/rate-limit.js'
 import { createLifecycle, type Lifecycle } from './lifecycle.js'
 import { resolveAllowList } from './mcp/dns-rebinding.js'
 import { registerMcp } from './mcp/server.js'
-import { assertPaidCallBudget } from './payment/budget.js'
+import { assertPaidCallBudget, worstSettleMs } from './payment/budget.js'
 import {
   createFacilitatorLink,
   type FacilitatorLink,
@@ -18,6 +19,7 @@ import { createRedisGuard } from './payment/redis-guard.js'
 import { createRedis, type SharedRedis } from './redis.js'
 import { createToolRunner, type ToolRunner } from './runner/runner.js'
 import type { Telemetry } from './telemetry/index.js'
+import { payerKey } from './telemetry/payer-key.js'
 import { catalog } from './tools/catalog.js'
 import type { ToolEnv } from './tools/types.js'
 
@@ -69,14 +71,15 @@ export interface Service {
  *   ({@link assertPaidCallBudget})
  */
 export function createService(config: Config, overrides: ServiceOverrides = {}): Service {
-  assertPaidCallBudget({
+  const bounds = {
     facilitatorTimeoutMs: config.facilitatorTimeoutMs,
     workers: config.toolWorkers,
     queueLimit: config.toolQueueLimit,
     timeoutMs: config.toolTimeoutMs,
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     guardTimeoutMs: config.redisUrl || overrides.redis ? config.redisTimeoutMs : 0,
-  })
+  }
+  assertPaidCallBudget(bounds)
   const rails = configuredRails(config)
   const link = createFacilitatorLink({
     url: config.facilitatorUrl,
@@ -97,7 +100,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     })
   const lifecycle = createLifecycle({
     shutdownTimeoutMs: config.shutdownTimeoutMs,
-    facilitatorTimeoutMs: config.facilitatorTimeoutMs,
+    settleMs: worstSettleMs(bounds),
   })
   const drain = createDrain(() => lifecycle.shuttingDown())
   // One connection per instance, opened in the background (ioredis connects lazily on its own).
@@ -111,6 +114,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     durationSeconds: config.rateLimitDurationS,
     trustProxyHops: config.trustProxyHops,
     redis,
+    paidPaths: new Set(catalog.map((tool) => tool.path)),
     ...(overrides.rateLimitKeyPrefix ? { keyPrefix: overrides.rateLimitKeyPrefix } : {}),
   })
   const guard =
@@ -118,10 +122,15 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     (redis
       ? createRedisGuard({ client: redis.client, readyWaitMs: config.redisTimeoutMs })
       : createMemoryGuard())
+  // One keyed hash of payers for the guard, the same on every instance: telemetry's salt
+  // (TELEMETRY_SALT). Without telemetry (tests), TELEMETRY_SALT or a salt of this process.
+  const salt = config.telemetrySalt ?? randomBytes(32).toString('hex')
   const gate = createPaymentGate({
     link,
     guard,
     runner,
+    payerHash: telemetry ? (payer) => telemetry.payerKey(payer) : (payer) => payerKey(salt, payer),
+    replayLimit: config.replayLimit,
     canSettle: () => lifecycle.canSettle(),
     observer,
     ...(overrides.env ? { env: overrides.env } : {}),
@@ -153,7 +162,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
           publicBaseUrl: config.publicBaseUrl,
           allowList: mcpAllowList,
           maxBodyBytes: MAX_BODY_BYTES,
-          ...(rateLimit ? { onSettled: rateLimit.settled } : {}),
+          ...(rateLimit ? { quotaOf: rateLimit.quotaOf } : {}),
         }),
     ],
   })

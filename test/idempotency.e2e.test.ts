@@ -37,7 +37,12 @@ const events: PaymentEvent[] = []
 beforeAll(async () => {
   redis = await startPrivateRedis()
   stack = await startDevStack({ payers: 2 })
-  const env = { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '300' }
+  // Instances share the salt of the payers' keyed hashes, as every instance must.
+  const env = {
+    REDIS_URL: redis.url,
+    REDIS_TIMEOUT_MS: '300',
+    TELEMETRY_SALT: 'idempotency-e2e-shared-salt',
+  }
   const overrides = {
     env: clock,
     observer: async (e: PaymentEvent) => {
@@ -139,12 +144,12 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
     expect(events.map((e) => e.outcome)).toEqual(['verified', 'settled'])
   })
 
-  it('replays a call re-signed with the same id by the official fetch wrapper, even on the other rail', async () => {
+  it("replays a call re-signed with the same id by its own payer's official fetch wrapper; another wallet with that id gets 409 payment_identifier_conflict", async () => {
     const id = generatePaymentId()
     const before = await snapshot()
     /** One paid call through the official fetch wrapper, by a new client holding `id`. */
-    const payOnce = async (svc: RunningService, rail: Rail) =>
-      wrapFetchWithPayment(fetch, await clientWithId(rail, id))(`${svc.baseUrl}/hash`, {
+    const payOnce = async (svc: RunningService, rail: Rail, payer = 0) =>
+      wrapFetchWithPayment(fetch, await clientWithId(rail, id, payer))(`${svc.baseUrl}/hash`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ input: 'same id' }),
@@ -152,13 +157,29 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
     const first = await payOnce(a, 'evm')
     expect(first.status).toBe(200)
     const tx = decodePaymentResponseHeader(first.headers.get('PAYMENT-RESPONSE') ?? '').transaction
-    // A fresh client (as after a crash) signs a new payment, on Solana, with the same id.
-    const again = await payOnce(b, 'solana')
+    // A fresh client of the same wallet (as after a crash) signs a new payment with the same id:
+    // it is verified (its payer must be the id's), never settled.
+    const again = await payOnce(b, 'evm')
     expect(again.status).toBe(200)
     expect(await json(again)).toEqual(expectedHash('same id'))
     expect(
       decodePaymentResponseHeader(again.headers.get('PAYMENT-RESPONSE') ?? '').transaction,
     ).toBe(tx)
+    // The same id from another payer address (another wallet, or the same person's Solana key):
+    // a conflict, whatever the input, and nothing is charged.
+    for (const [rail, payer] of [
+      ['evm', 1],
+      ['solana', 0],
+    ] as const) {
+      const other = await payOnce(a, rail, payer)
+      expect(other.status).toBe(409)
+      expect(await json(other)).toEqual({
+        ok: false,
+        error:
+          'This payment-identifier id is held by another payment; nothing was charged. Use a new, random id',
+        code: 'payment_identifier_conflict',
+      })
+    }
     const after = await snapshot()
     expect(after.evm - before.evm).toBe(PRICE)
     expect(after.solana).toBe(before.solana)
@@ -180,7 +201,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
     expect(await snapshot()).toEqual(before)
   })
 
-  it('answers concurrent duplicates 409 payment_in_progress with Retry-After: 1; their retries get the replay', async () => {
+  it('answers concurrent duplicates 409 payment_in_progress with Retry-After: 1; their retries get at most REPLAY_LIMIT replays', async () => {
     const before = await snapshot()
     const header = await signedHeader(a, { input: 'storm' }, 'evm')
     const send = (i: number) =>
@@ -208,15 +229,25 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
         return res
       }),
     )
+    // One settled call and three replays (REPLAY_LIMIT); the rest are told the replays are used up.
     const settled = new Set<string>()
+    const used: Response[] = []
     for (const res of finals) {
-      expect(res.status).toBe(200)
+      if (res.status !== 200) {
+        used.push(res)
+        continue
+      }
       if (!res.bodyUsed) expect(await json(res)).toEqual(expectedHash('storm'))
       settled.add(
         decodePaymentResponseHeader(res.headers.get('PAYMENT-RESPONSE') ?? '').transaction,
       )
     }
+    expect(finals.filter((r) => r.status === 200)).toHaveLength(4)
     expect(settled.size).toBe(1)
+    expect(used.map((r) => r.status)).toEqual([402, 402, 402, 402])
+    expect(((await json(used[0] as Response)) as { message?: string; error: string }).error).toBe(
+      'This payment was already answered 3 more times (REPLAY_LIMIT) in the last 120 seconds: its replays are used up; sign a new one',
+    )
     const after = await snapshot()
     expect(after.evm - before.evm).toBe(PRICE)
     expect(after.settle - before.settle).toBe(1)

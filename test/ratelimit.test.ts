@@ -5,7 +5,7 @@ import { createRateLimit } from '../src/http/rate-limit.js'
 import { resolveAllowList } from '../src/mcp/dns-rebinding.js'
 import { registerMcp } from '../src/mcp/server.js'
 import type { ToolDefinition } from '../src/tools/types.js'
-import { echoTool, type FacilitatorScript, fakeGate } from './helpers/fakes.js'
+import { echoTool, type FacilitatorScript, fakeGate, inlineRunner } from './helpers/fakes.js'
 import { json } from './helpers/json.js'
 
 // The rate limit in the real app (createApp with the MCP endpoint mounted, as src/service.ts
@@ -15,8 +15,14 @@ const BASE_URL = 'http://127.0.0.1:8402'
 const CLIENT = '198.51.100.7'
 
 function setup(points: number, script: FacilitatorScript = {}) {
-  const fake = fakeGate(script)
-  const limit = createRateLimit({ points, durationSeconds: 60, trustProxyHops: 0 })
+  const runner = inlineRunner()
+  const fake = fakeGate(script, undefined, { runner })
+  const limit = createRateLimit({
+    points,
+    durationSeconds: 60,
+    trustProxyHops: 0,
+    paidPaths: new Set(['/echo']),
+  })
   if (!limit) throw new Error('limit disabled')
   const tools = [echoTool as ToolDefinition]
   const app = createApp({
@@ -31,7 +37,7 @@ function setup(points: number, script: FacilitatorScript = {}) {
           tools,
           publicBaseUrl: BASE_URL,
           allowList: resolveAllowList({ publicBaseUrl: BASE_URL, host: '127.0.0.1', port: 8402 }),
-          onSettled: limit.settled,
+          quotaOf: limit.quotaOf,
         }),
     ],
   })
@@ -64,15 +70,15 @@ function setup(points: number, script: FacilitatorScript = {}) {
         ...(payment ? { _meta: { 'x402/payment': payment } } : {}),
       },
     })
-  /** The penalty of an unsettled payment is taken after the answer. */
+  /** A settled payment's reward is given after the answer. */
   const settle = () => new Promise((resolve) => setTimeout(resolve, 10))
-  return { ...fake, fake, send, post, paid, rpc, mcpCall, settle }
+  return { ...fake, fake, runner, send, post, paid, rpc, mcpCall, settle }
 }
 
 const ENVELOPE = {
   ok: false,
   error:
-    'Too many unpaid requests: 5 per 60 s per client. Paid calls are not limited. Retry after Retry-After seconds.',
+    'Too many unpaid requests: 5 per 60 s per client. Paying clients are never limited by their paid calls. Retry after Retry-After seconds.',
   code: 'rate_limited',
 }
 
@@ -113,8 +119,8 @@ describe('rate limit in the app', () => {
     expect((await send('/health')).status).not.toBe(429)
   })
 
-  it('never refuses a paid HTTP call, even over the limit, and charges it nothing', async () => {
-    const { post, paid, calls } = setup(2)
+  it('never refuses a fresh payment, even over the limit, and gives back two points per settled one', async () => {
+    const { post, paid, calls, settle } = setup(2)
     expect([(await post()).status, (await post()).status, (await post()).status]).toEqual([
       402, 402, 429,
     ])
@@ -124,13 +130,17 @@ describe('rate limit in the app', () => {
       expect(res.headers.get('payment-response')).toBeTruthy()
     }
     expect(calls.settle).toBe(3)
+    // 3 points used of 2, then 3 × 2 given back: the client reads prices again.
+    await settle()
+    expect([(await post()).status, (await post()).status]).toEqual([402, 402])
   })
 
-  it('charges a point for each payment that did not settle now: junk, unverifiable, a duplicate or a replay', async () => {
-    const { post, paid, settle, calls, fake } = setup(4)
+  it('charges a point before answering a payment refused before verify or a replay: over the limit, 429 and nothing runs', async () => {
+    const { post, paid, settle, calls, fake, runner } = setup(3)
     const junk = await post({ 'PAYMENT-SIGNATURE': 'not base64!' })
     expect([junk.status, (await json(junk)).code]).toEqual([402, 'invalid_payment'])
-    expect((await paid('same')).status).toBe(200)
+    expect((await paid('same')).status).toBe(200) // settled: two points back
+    await settle()
     // The same payment again: an idempotent replay (200, no second settlement), yet a point.
     expect((await paid('same')).status).toBe(200)
     expect(calls.settle).toBe(1)
@@ -139,11 +149,17 @@ describe('rate limit in the app', () => {
       '{"text":"b"}',
     )
     expect([other.status, (await json(other)).code]).toEqual([402, 'duplicate_settlement'])
-    await settle()
+    // 1 + 1 + 1 - 2 = 1 of 3 used: two more requests, then the limit.
     expect((await post()).status).toBe(402)
-    expect((await post()).status).toBe(429)
+    expect((await post()).status).toBe(402)
+    const replay = await paid('same')
+    expect([replay.status, (await json(replay)).code]).toEqual([429, 'rate_limited'])
+    expect(replay.headers.get('ratelimit-policy')).toBe('"free";q=3;w=60')
+    expect(Number(replay.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(runner.runs).toBe(2)
 
-    // Over the limit, a payment is still heard (it may be good); each refused one costs a point.
+    // Over the limit, a fresh payment is still heard (it may be good); one the facilitator
+    // rejects costs a point after its answer.
     const refusing = setup(1, { verify: async () => ({ isValid: false, invalidReason: 'nope' }) })
     for (const nonce of ['r1', 'r2', 'r3']) {
       const res = await refusing.paid(nonce)
@@ -154,7 +170,7 @@ describe('rate limit in the app', () => {
   })
 
   it('limits MCP requests without a payment with an HTTP 429, and never a paid tools/call', async () => {
-    const { rpc, mcpCall, pay, calls, settle } = setup(3)
+    const { rpc, mcpCall, pay, calls } = setup(3)
     const statuses = [
       (await rpc({ method: 'initialize', params: initialize })).status,
       (await rpc({ method: 'tools/list' })).status,
@@ -174,13 +190,19 @@ describe('rate limit in the app', () => {
     expect(result.isError).toBeFalsy()
     expect(calls.settle).toBe(1)
 
-    // A junk MCP payment is answered (an isError result), and costs a point afterwards.
+    // A junk MCP payment costs a point before it is answered; over the limit its answer is
+    // rate_limited (an isError result: the HTTP request itself was admitted).
     const fresh = setup(1)
+    const codes: unknown[] = []
     for (let i = 0; i < 3; i++) {
       const junk = await fresh.mcpCall({ x402Version: 2, junk: true })
       expect(junk.status).toBe(200)
-      await settle()
+      const body = (await json(junk)) as {
+        result: { _meta: Record<string, { code: string }> }
+      }
+      codes.push(body.result._meta['payload-tools/failure']?.code)
     }
+    expect(codes).toEqual(['invalid_payment', 'rate_limited', 'rate_limited'])
     expect((await fresh.rpc({ method: 'tools/list' })).status).toBe(429)
   })
 })

@@ -4,13 +4,18 @@ import {
   FacilitatorUnavailableError,
   GuardUnavailableError,
   InvalidInputError,
+  InvalidJsonError,
+  PaymentIdentifierConflictError,
   PaymentInProgressError,
   PaymentRequiredError,
+  SettlementUnknownError,
   ShuttingDownError,
 } from '../payment/errors.js'
 import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import { TelemetryUnavailableError } from '../telemetry/types.js'
 import { ToolError } from '../tools/types.js'
+
+export { InvalidJsonError }
 
 /**
  * The failure envelope of SPEC 2.1 and 7: `{ok: false, error, code}`, plus optional details.
@@ -20,12 +25,6 @@ export interface FailureBody {
   error: string
   code: string
   [extra: string]: unknown
-}
-
-/** The request body is not JSON. HTTP 400, code `invalid_json`. */
-export class InvalidJsonError extends Error {
-  override readonly name = 'InvalidJsonError'
-  readonly code = 'invalid_json'
 }
 
 /** The body is larger than the service accepts. HTTP 413, code `payload_too_large`. */
@@ -47,12 +46,24 @@ export class NotFoundError extends Error {
 }
 
 /**
- * Too many unpaid requests from one client. HTTP 429, code `rate_limited`; the rate limiter adds
- * `Retry-After` (it differs per refusal), `RateLimit-Policy` and `RateLimit` (src/http/rate-limit.ts).
+ * Too many unpaid requests from one client. HTTP 429, code `rate_limited`, with `Retry-After` and
+ * the IETF `RateLimit-Policy` and `RateLimit` headers the rate limiter computed for this refusal
+ * (src/http/rate-limit.ts). Over MCP a refused `tools/call` is an `isError` result with this code.
  */
 export class RateLimitedError extends Error {
   override readonly name = 'RateLimitedError'
   readonly code = 'rate_limited'
+  /**
+   * @param retryAfterSeconds - seconds until the client's window resets
+   * @param headers - `RateLimit-Policy`, `RateLimit` and `Cache-Control` (HTTP only)
+   */
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+  }
 }
 
 /** The path exists, but not for this method. HTTP 405 with `Allow`, code `method_not_allowed`. */
@@ -96,12 +107,17 @@ export const SERVICE_ERROR_CODES = {
   duplicate_settlement: {
     status: 402,
     meaning:
-      'The same payment (or payment-identifier id) was sent to settlement in the last 120 seconds for a different call (tool or input), or its settlement failed; sign a new payment. The same call is replayed instead (200, original PAYMENT-RESPONSE).',
+      'The same payment (or your own payment-identifier id) was sent to settlement in the last 120 seconds for a different call (tool or input), its settlement failed, or its replays are used up (REPLAY_LIMIT, 3 by default); sign a new payment. The same call is otherwise replayed (200, original PAYMENT-RESPONSE).',
   },
   payment_in_progress: {
     status: 409,
     meaning:
       'The same payment (or payment-identifier id) is held by a call still in progress; nothing was charged by this request. Retry after Retry-After (1 s) to get its result.',
+  },
+  payment_identifier_conflict: {
+    status: 409,
+    meaning:
+      'The payment-identifier id is held by another payment whose payer is not yours (or your payment does not verify); the same answer whatever the tool and input, and nothing was charged. Use a new, random id.',
   },
   settlement_failed: {
     status: 402,
@@ -127,12 +143,17 @@ export const SERVICE_ERROR_CODES = {
   rate_limited: {
     status: 429,
     meaning:
-      'Too many unpaid requests from this client (RATE_LIMIT_POINTS per RATE_LIMIT_DURATION_S, 120 per 60 s by default); paid calls are never limited. Retry after Retry-After seconds; RateLimit-Policy and RateLimit state the quota.',
+      'Too many unpaid requests from this client (RATE_LIMIT_POINTS per RATE_LIMIT_DURATION_S, 120 per 60 s by default); a refused payment or a replay costs a point too, a fresh payment is never refused and a settled one gives two points back. Retry after Retry-After seconds; RateLimit-Policy and RateLimit state the quota.',
   },
   facilitator_unavailable: {
     status: 503,
     meaning:
-      'No facilitator is configured or it is unreachable; fail-closed, nothing ran or was charged.',
+      'No facilitator is configured or it is unreachable; fail-closed, nothing was charged (the same payment may be sent again).',
+  },
+  settlement_unknown: {
+    status: 503,
+    meaning:
+      'The tool ran and its settlement was sent, but the facilitator did not say how it ended: the payment may have moved. The result is withheld and the payment held; retry the same payment for the same input within 120 s to settle it and get the result (see "Settlement in doubt").',
   },
   overloaded: {
     status: 503,
@@ -177,6 +198,8 @@ export interface Failure {
   retryAfterSeconds?: number
   /** The methods the path answers (HTTP: `Allow`). */
   allow?: string[]
+  /** More HTTP headers of this failure (the rate limit's `RateLimit-Policy` and `RateLimit`). */
+  headers?: Record<string, string>
 }
 
 /** Seconds a client should wait after a 503 of the facilitator or of telemetry. */
@@ -234,14 +257,22 @@ export function describeFailure(error: unknown): Failure {
   if (error instanceof InvalidJsonError) return fail(error.code, error.message)
   if (error instanceof PayloadTooLargeError) return fail(error.code, error.message)
   if (error instanceof NotFoundError) return fail(error.code, error.message)
-  if (error instanceof RateLimitedError) return fail(error.code, error.message)
+  if (error instanceof RateLimitedError) {
+    return fail(
+      error.code,
+      error.message,
+      {},
+      { retryAfterSeconds: error.retryAfterSeconds, headers: error.headers },
+    )
+  }
   if (error instanceof MethodNotAllowedError) {
     return fail(error.code, error.message, {}, { allow: error.allow })
   }
   if (error instanceof ToolTimeoutError) return fail(error.code, error.message)
-  if (error instanceof PaymentInProgressError) {
+  if (error instanceof PaymentInProgressError || error instanceof SettlementUnknownError) {
     return fail(error.code, error.message, {}, { retryAfterSeconds: error.retryAfterSeconds })
   }
+  if (error instanceof PaymentIdentifierConflictError) return fail(error.code, error.message)
   if (
     error instanceof FacilitatorUnavailableError ||
     error instanceof GuardUnavailableError ||

@@ -104,7 +104,6 @@ export function createApp(deps: AppDeps): Hono {
     if (Number(length) > MAX_BODY_BYTES) throw new HTTPException(413)
     return next()
   })
-  // After the body limit: it reads an MCP body to tell paid calls from free work.
   if (deps.rateLimit) app.use(deps.rateLimit.middleware)
 
   registerHealth(app, {
@@ -132,7 +131,7 @@ export function createApp(deps: AppDeps): Hono {
   registerPaidRoutes(app, {
     ...deps,
     extensionsFor: httpBazaarExtension,
-    ...(deps.rateLimit ? { onSettled: deps.rateLimit.settled } : {}),
+    ...(deps.rateLimit ? { quotaOf: deps.rateLimit.quotaOf } : {}),
   })
   for (const mount of deps.mounts ?? []) mount(app)
 

@@ -27,7 +27,7 @@ function fromHono(error: unknown): unknown {
 /**
  * Maps any error to its HTTP response: the status and envelope of {@link describeFailure} (the one
  * place failure kinds become codes and statuses) plus the headers that carry the rest: the x402
- * `PAYMENT-REQUIRED` and `PAYMENT-RESPONSE`, `Retry-After`, `Allow`.
+ * `PAYMENT-REQUIRED` and `PAYMENT-RESPONSE`, `Retry-After`, `Allow`, the rate limit's headers.
  *
  * @example
  * const { status, body, headers } = toHttpFailure(new InvalidJsonError('Unexpected token'))
@@ -45,5 +45,6 @@ export function toHttpFailure(error: unknown): HttpFailure {
     headers['Retry-After'] = String(failure.retryAfterSeconds)
   }
   if (failure.allow) headers.Allow = failure.allow.join(', ')
+  if (failure.headers) Object.assign(headers, failure.headers)
   return { status: failure.status, body: failure.body, headers }
 }

@@ -1,7 +1,6 @@
 import { decodePaymentSignatureHeader } from '@x402/core/http'
 import type { Context, Hono } from 'hono'
-import { InvalidJsonError } from '../descriptions/errors.js'
-import { MAX_PAYMENT_BYTES, type PaymentGate } from '../payment/gate.js'
+import { type ClientQuota, MAX_PAYMENT_BYTES, type PaymentGate } from '../payment/gate.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { toHttpFailure } from './failures.js'
 import { settlementHeader } from './headers.js'
@@ -14,21 +13,8 @@ export interface PaidRoutesOptions {
   publicBaseUrl: string
   /** PaymentRequired extensions per tool (bazaar discovery info), if any. */
   extensionsFor?: (tool: ToolDefinition) => Record<string, unknown> | undefined
-  /**
-   * Called with the request of each paid call that settled now (not a replay): the rate limit
-   * charges a point for every other request that presented a payment.
-   */
-  onSettled?: (request: Request) => void
-}
-
-/** Raw body -> JSON value; `undefined` for an empty body. */
-function parseBody(text: string): unknown {
-  if (text.trim() === '') return undefined
-  try {
-    return JSON.parse(text)
-  } catch (error) {
-    throw new InvalidJsonError(`Malformed JSON body: ${(error as Error).message}`)
-  }
+  /** The caller's rate-limit account (src/http/rate-limit.ts); absent: no rate limit. */
+  quotaOf?: (c: Context) => ClientQuota
 }
 
 const SUCCESS_HEAD = new TextEncoder().encode('{"ok":true,"result":')
@@ -88,6 +74,9 @@ function readPayment(c: Context): PresentedPayment {
  * - paid with a malformed or invalid body: 400, and the facilitator is never called;
  * - paid and valid: verify, run, settle, then 200 `{ok: true, result}` with `PAYMENT-RESPONSE`.
  *
+ * The body is read as bytes and handed to the gate as they are: it is parsed and checked on a
+ * worker thread (the runner's input check), never on the thread that serves requests.
+ *
  * @example
  * registerPaidRoutes(app, { gate, tools: catalog, publicBaseUrl: 'https://tools.example' })
  */
@@ -102,31 +91,18 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
     const extensions = options.extensionsFor?.(tool)
     app.post(tool.path, async (c) => {
       const { payment, problem } = readPayment(c)
-      const text = await c.req.text()
       try {
-        let input: unknown
-        let inputProblem: string | undefined
-        try {
-          input = parseBody(text)
-        } catch (error) {
-          // Unpaid: the 402 still comes first, and the free check reports the bad JSON.
-          if (payment !== undefined) throw error
-          inputProblem = (error as Error).message
-        }
-        if (payment !== undefined && input === undefined) {
-          throw new InvalidJsonError('A JSON request body is required')
-        }
-        const { result, settlement, replayed } = await gate.execute({
+        const body = new Uint8Array(await c.req.arrayBuffer())
+        const { result, settlement } = await gate.execute({
           tool,
           transport: 'http',
-          input,
+          ...(body.length > 0 ? { source: { body } } : {}),
           payment,
           resource,
           ...(problem !== undefined ? { paymentProblem: problem } : {}),
-          ...(inputProblem ? { inputProblem } : {}),
           ...(extensions ? { extensions } : {}),
+          ...(options.quotaOf ? { quota: options.quotaOf(c) } : {}),
         })
-        if (!replayed) options.onSettled?.(c.req.raw)
         c.header('PAYMENT-RESPONSE', settlementHeader(settlement))
         c.header('Cache-Control', 'no-store')
         c.header('Content-Type', 'application/json')

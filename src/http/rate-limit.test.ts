@@ -4,27 +4,46 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../devnet/child.js'
 import { type PrivateRedis, SYSTEM_REDIS_URL, startPrivateRedis } from '../devnet/redis.js'
 import { createRedis, type SharedRedis } from '../redis.js'
+import { toHttpFailure } from './failures.js'
 import { createRateLimit, type RateLimit, type RateLimitOptions } from './rate-limit.js'
 
 // The limiter middleware on a minimal app: in memory, on the system Redis (a key prefix of its
 // own per test), and on a Redis that is down (the insurance limiter takes over).
 
-/** A stand-in app: `/paid` settles when PAYMENT-SIGNATURE is "good" and answers 402 otherwise. */
+/**
+ * A stand-in app whose `/paid` route uses the quota as the payment gate does: a "good"
+ * PAYMENT-SIGNATURE settles (a reward), any other is refused before verify (a point first), and
+ * none is the 402 the middleware counts. `/mcp` charges the points its body names.
+ */
 function appWith(limit: RateLimit): Hono {
   const app = new Hono()
   app.use(limit.middleware)
   app.get('/health', (c) => c.text('ok'))
   app.get('/stats', (c) => c.json({ ok: true }))
-  app.post('/paid', (c) => {
-    if (c.req.header('PAYMENT-SIGNATURE') !== 'good') {
-      return c.json({ ok: false, code: 'invalid_payment' }, 402)
+  app.post('/paid', async (c) => {
+    const signature = c.req.header('PAYMENT-SIGNATURE')
+    const quota = limit.quotaOf(c)
+    if (signature === 'good') {
+      quota.reward()
+      return c.json({ ok: true }, 200)
     }
-    limit.settled(c.req.raw)
-    return c.json({ ok: true }, 200)
+    if (signature !== undefined) {
+      try {
+        await quota.charge()
+      } catch (error) {
+        const failure = toHttpFailure(error)
+        return c.json(failure.body, failure.status, failure.headers)
+      }
+    }
+    return c.json({ ok: false, code: 'invalid_payment' }, 402)
   })
   app.post('/mcp', async (c) => {
-    const text = await c.req.text()
-    if (text.includes('"good"')) limit.settled(c.req.raw)
+    try {
+      await limit.quotaOf(c).charge(Number(await c.req.text()))
+    } catch (error) {
+      const failure = toHttpFailure(error)
+      return c.json(failure.body, failure.status, failure.headers)
+    }
     return c.json({ jsonrpc: '2.0', id: 1, result: {} })
   })
   return app
@@ -36,6 +55,7 @@ function setup(options: Partial<RateLimitOptions> = {}) {
     durationSeconds: 60,
     trustProxyHops: 0,
     keyPrefix: `test:${randomUUID()}`,
+    paidPaths: new Set(['/paid']),
     ...options,
   })
   if (!limit) throw new Error('limit disabled')
@@ -51,18 +71,6 @@ function setup(options: Partial<RateLimitOptions> = {}) {
   return { app, from, statuses }
 }
 
-const mcpCall = (payment?: string) =>
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: {
-      name: 'payload_hash',
-      arguments: {},
-      ...(payment ? { _meta: { 'x402/payment': { token: payment } } } : {}),
-    },
-  })
-
 describe('createRateLimit (in memory)', () => {
   it('is off with 0 points', () => {
     expect(createRateLimit({ points: 0, durationSeconds: 60, trustProxyHops: 0 })).toBeUndefined()
@@ -76,7 +84,7 @@ describe('createRateLimit (in memory)', () => {
     expect(await res.json()).toEqual({
       ok: false,
       error:
-        'Too many unpaid requests: 3 per 60 s per client. Paid calls are not limited. Retry after Retry-After seconds.',
+        'Too many unpaid requests: 3 per 60 s per client. Paying clients are never limited by their paid calls. Retry after Retry-After seconds.',
       code: 'rate_limited',
     })
     const retryAfter = Number(res.headers.get('retry-after'))
@@ -109,7 +117,7 @@ describe('createRateLimit (in memory)', () => {
     expect((await from('198.51.100.7', '/health')).status).toBe(200)
   })
 
-  it('counts unpaid POSTs (the 402s) and never refuses a paid one, even over the limit', async () => {
+  it('counts unpaid POSTs (the 402s) and never refuses a fresh payment, even over the limit', async () => {
     const { from, statuses } = setup()
     const unpaid = () => from('198.51.100.7', '/paid', { method: 'POST' })
     const paid = () =>
@@ -119,39 +127,41 @@ describe('createRateLimit (in memory)', () => {
     expect(await statuses(5, paid)).toEqual(Array(5).fill(200))
   })
 
-  it('charges a payment that did not settle a point after the answer', async () => {
+  it('gives back two points for each settled payment: a paying client keeps its free quota', async () => {
+    const { from } = setup()
+    // The x402 flow: the 402, then the paid request, 50 times over a limit of 3.
+    for (let i = 0; i < 50; i++) {
+      expect((await from('198.51.100.7', '/paid', { method: 'POST' })).status).toBe(402)
+      const paid = { method: 'POST', headers: { 'PAYMENT-SIGNATURE': 'good' } }
+      expect((await from('198.51.100.7', '/paid', paid)).status).toBe(200)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect((await from('198.51.100.7')).status).toBe(200)
+  })
+
+  it('charges a payment refused before verify a point first: over the limit, 429 instead', async () => {
     const { from, statuses } = setup()
     const junk = () =>
       from('198.51.100.7', '/paid', { method: 'POST', headers: { 'PAYMENT-SIGNATURE': 'junk' } })
-    // Junk is answered (a payment is never refused up front), but each one costs a point.
-    expect(await statuses(3, junk)).toEqual([402, 402, 402])
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(await statuses(4, junk)).toEqual([402, 402, 402, 429])
     expect((await from('198.51.100.7')).status).toBe(429)
+    // A PAYMENT-SIGNATURE outside a paid route buys nothing: it is an unpaid request.
+    const other = () => from('198.51.100.8', '/stats', { headers: { 'PAYMENT-SIGNATURE': 'good' } })
+    expect(await statuses(4, other)).toEqual([200, 200, 200, 429])
   })
 
-  it('counts MCP requests without a payment, and charges MCP payments that did not settle', async () => {
-    const { from, statuses } = setup()
-    const mcp = (ip: string, body: string) =>
-      from(ip, '/mcp', { method: 'POST', body, headers: { 'Content-Type': 'application/json' } })
-    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
-    expect(await statuses(4, () => mcp('198.51.100.7', list))).toEqual([200, 200, 200, 429])
-    expect(await statuses(4, () => mcp('198.51.100.7', mcpCall()))).toEqual(Array(4).fill(429))
-    // A payment in _meta: not refused, even over the limit; settled: free of charge.
-    expect(await statuses(5, () => mcp('198.51.100.7', mcpCall('good')))).toEqual(
-      Array(5).fill(200),
-    )
-    // "x402/payment" in an argument is not a payment.
-    const fake = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'payload_hash', arguments: { input: '"x402/payment"' } },
-    })
-    expect((await mcp('198.51.100.7', fake)).status).toBe(429)
-
-    expect(await statuses(3, () => mcp('198.51.100.8', mcpCall('junk')))).toEqual([200, 200, 200])
-    await new Promise((resolve) => setTimeout(resolve, 10))
-    expect((await mcp('198.51.100.8', list)).status).toBe(429)
+  it('leaves POST /mcp to the MCP endpoint, which charges a point per message', async () => {
+    const { from } = setup()
+    const mcp = (points: number) =>
+      from('198.51.100.7', '/mcp', { method: 'POST', body: String(points) })
+    expect((await mcp(2)).status).toBe(200)
+    const refused = await mcp(2)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/)
+    expect((await from('198.51.100.7')).status).toBe(429)
+    // Another client: one message of 3 left after two.
+    expect((await from('198.51.100.8', '/mcp', { method: 'POST', body: '2' })).status).toBe(200)
+    expect((await from('198.51.100.8')).status).toBe(200)
   })
 
   it('reads the client from X-Forwarded-For only through the trusted hops', async () => {

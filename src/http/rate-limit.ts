@@ -6,11 +6,13 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible'
-import { describeFailure, RateLimitedError } from '../descriptions/errors.js'
+import { RateLimitedError } from '../descriptions/errors.js'
 import { MCP_PATH } from '../descriptions/service-info.js'
 import { logger } from '../logger.js'
+import type { ClientQuota } from '../payment/gate.js'
 import type { SharedRedis } from '../redis.js'
 import { clientAddress, clientBucket } from './client-address.js'
+import { toHttpFailure } from './failures.js'
 
 /** Options of {@link createRateLimit}. */
 export interface RateLimitOptions {
@@ -24,6 +26,12 @@ export interface RateLimitOptions {
   redis?: SharedRedis | undefined
   /** Prefix of the counters' keys (Redis and memory); default {@link RATE_LIMIT_KEY_PREFIX}. */
   keyPrefix?: string
+  /**
+   * Paths of the paid tool routes: a `POST` there with `PAYMENT-SIGNATURE` is charged by the
+   * payment gate through {@link RateLimit.quotaOf}, not here. Anywhere else the header buys
+   * nothing.
+   */
+  paidPaths?: ReadonlySet<string>
 }
 
 /** The quota of one client, as the discovery documents state it. */
@@ -34,20 +42,28 @@ export interface RateLimitQuota {
   durationSeconds: number
 }
 
-/** The limiter of free work, as the app and the MCP endpoint use it. */
+/** The limiter of free work, as the app, the paid routes and the MCP endpoint use it. */
 export interface RateLimit {
   quota: RateLimitQuota
-  /** Counts and, over the limit, refuses with 429 (see {@link createRateLimit}). */
-  middleware: MiddlewareHandler
   /**
-   * Notes that one paid call of this HTTP request settled now, so that it costs no point (the
-   * paid routes and the MCP endpoint call it; a replay of a settled call does not).
+   * Counts and, over the limit, refuses with 429 every request that presents no payment (see
+   * {@link createRateLimit}); leaves paid tool calls and `POST /mcp` to {@link quotaOf}.
    */
-  settled(request: Request): void
+  middleware: MiddlewareHandler
+  /** The rate-limit account of the request's client, for the payment gate and the MCP endpoint. */
+  quotaOf(c: Context): ClientQuota
 }
 
 /** Prefix of the rate-limit counters in Redis (and in memory). */
 export const RATE_LIMIT_KEY_PREFIX = 'payload-tools:rl'
+
+/**
+ * Points a settled payment gives back: the one its unpaid request cost (an x402 client reads the
+ * 402 before it signs) and one more, so that a client that pays for what it calls is never limited
+ * by its paid traffic, at any rate, over HTTP or MCP (where `initialize` and `tools/list` cost a
+ * point each per session). The credit lasts until the window ends.
+ */
+export const SETTLED_PAYMENT_REWARD = 2
 
 /**
  * The quota policy's name in `RateLimit-Policy` and `RateLimit` (IETF
@@ -59,65 +75,6 @@ export const RATE_LIMIT_POLICY = 'free'
 /** Paths never limited: the load balancer's health probe (it comes from the proxy's address). */
 const EXEMPT_PATHS = new Set(['/health'])
 
-/** The `_meta` key of an MCP payment (`x402/payment`). */
-const MCP_PAYMENT_META = 'x402/payment'
-
-/** How a request is counted. */
-type Claim =
-  /** One point before it runs. */
-  | { kind: 'free' }
-  /** Never counted. */
-  | { kind: 'exempt' }
-  /**
-   * It presents payments (`calls` of them): not counted before it runs, so a paying client is
-   * never refused; afterwards each payment that did not settle now costs a point. `alsoFree`: the
-   * request also does free work (an MCP batch mixing listings and paid calls) and costs one point
-   * before it runs.
-   */
-  | { kind: 'paid'; calls: number; alsoFree: boolean }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
-/** A JSON-RPC message that is a `tools/call` carrying `_meta["x402/payment"]`. */
-function isPaidCall(message: unknown): boolean {
-  if (!isObject(message) || message.method !== 'tools/call' || !isObject(message.params)) {
-    return false
-  }
-  const meta = message.params._meta
-  return isObject(meta) && meta[MCP_PAYMENT_META] !== undefined
-}
-
-/** How an MCP request body (one JSON-RPC message or a batch) is counted. */
-function mcpClaim(text: string): Claim {
-  if (!text.includes(MCP_PAYMENT_META)) return { kind: 'free' }
-  let body: unknown
-  try {
-    body = JSON.parse(text)
-  } catch {
-    return { kind: 'free' }
-  }
-  const messages = Array.isArray(body) ? body : [body]
-  const calls = messages.filter(isPaidCall).length
-  if (calls === 0) return { kind: 'free' }
-  return { kind: 'paid', calls, alsoFree: calls < messages.length }
-}
-
-async function claimOf(c: Context): Promise<Claim> {
-  const { method } = c.req
-  if (method === 'POST') {
-    if (c.req.path === MCP_PATH) return mcpClaim(await c.req.text())
-    if (c.req.header('PAYMENT-SIGNATURE') !== undefined) {
-      return { kind: 'paid', calls: 1, alsoFree: false }
-    }
-    return { kind: 'free' }
-  }
-  if ((method === 'GET' || method === 'HEAD') && EXEMPT_PATHS.has(c.req.path)) {
-    return { kind: 'exempt' }
-  }
-  return { kind: 'free' }
-}
-
 /** The TCP peer of a request served by @hono/node-server; undefined in an in-process request. */
 function socketAddress(c: Context): string | undefined {
   const env = c.env as { incoming?: unknown; server?: unknown } | undefined
@@ -126,20 +83,23 @@ function socketAddress(c: Context): string | undefined {
 }
 
 /**
- * The limit on free work per client (issue 11, docs/limits.md "Rate limits"), with
- * rate-limiter-flexible: a fixed window of `durationSeconds` in which a client may make `points`
- * unpaid requests. The client is {@link clientAddress} (IPv6 by /64, {@link clientBucket}).
+ * The limit on free work per client (docs/limits.md "Rate limits"), with rate-limiter-flexible: a
+ * fixed window of `durationSeconds` in which a client may make `points` unpaid requests. The
+ * client is {@link clientAddress} (IPv6 by /64, {@link clientBucket}).
  *
- * - Counted (one point each, before the handler): every request that presents no payment: the
- *   402s of paid routes, discovery, `/stats`, `/`, 404s, preflights, and MCP requests without
- *   `_meta["x402/payment"]` (initialize, tools/list, unpaid tools/call).
- * - Not counted: paid requests (a POST with `PAYMENT-SIGNATURE`, an MCP `tools/call` with a
- *   payment), so a paying client is never refused; but a payment that does not end in a call
- *   settled now (refused as invalid, failed verification, duplicate, invalid input, a replay of
- *   a settled call…) costs a point after the answer, so junk signatures and replays do not buy
- *   free work. And `GET /health`, which the load balancer probes from its own address.
- * - Over the limit: 429 `rate_limited` with `Retry-After`, `RateLimit-Policy` and `RateLimit`;
- *   over MCP the same HTTP 429 (a JSON-RPC client sees an HTTP error).
+ * - Counted here, one point each before the handler: every request that presents no payment: the
+ *   402s of paid routes, discovery, `/stats`, `/`, 404s, preflights (a `PAYMENT-SIGNATURE` header
+ *   outside a paid route buys nothing).
+ * - Counted by the payment gate ({@link quotaOf}): a paid request that will not settle now costs a
+ *   point, before any work when that is known (a payment refused before verify, a conflict, a
+ *   replay: over the limit they get 429 and nothing runs), after the answer otherwise (a failed
+ *   verify, a tool failure, a failed settlement). A fresh payment is never refused before it is
+ *   verified, so a paying client is never locked out, and each settled payment gives back
+ *   {@link SETTLED_PAYMENT_REWARD} points.
+ * - Counted by the MCP endpoint through {@link quotaOf}: one point per JSON-RPC message, except a
+ *   paid `tools/call`, which the gate counts as above.
+ * - Never counted: `GET /health`, which the load balancer probes from its own address.
+ * - Over the limit: 429 `rate_limited` with `Retry-After`, `RateLimit-Policy` and `RateLimit`.
  * - With Redis, the counts are shared by every instance on it (`RateLimiterRedis`). While Redis is
  *   down or slower than REDIS_TIMEOUT_MS, each instance counts in its own memory (the
  *   `insuranceLimiter`): free endpoints keep working, with the limit per instance instead of per
@@ -157,6 +117,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
   const { points, durationSeconds: duration, trustProxyHops } = options
   if (points <= 0) return undefined
   const keyPrefix = options.keyPrefix ?? RATE_LIMIT_KEY_PREFIX
+  const paidPaths = options.paidPaths ?? new Set<string>()
   const memory = new RateLimiterMemory({ points, duration, keyPrefix })
   const limiter = options.redis
     ? new RateLimiterRedis({
@@ -175,14 +136,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
     : memory
 
   const policy = `"${RATE_LIMIT_POLICY}";q=${points};w=${duration}`
-  // Built once through the one failure mapping; only Retry-After and RateLimit vary per refusal.
-  const failure = describeFailure(
-    new RateLimitedError(
-      `Too many unpaid requests: ${points} per ${duration} s per client. Paid calls are not limited. Retry after Retry-After seconds.`,
-    ),
-  )
-  const body = JSON.stringify(failure.body)
-  const settledCalls = new WeakMap<Request, number>()
+  const message = `Too many unpaid requests: ${points} per ${duration} s per client. Paying clients are never limited by their paid calls. Retry after Retry-After seconds.`
   let failing = false
 
   const keyOf = (c: Context) =>
@@ -194,42 +148,60 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
     failing = true
   }
 
-  const refuse = (c: Context, refusal: IRateLimiterRes) => {
-    const seconds = Math.max(1, Math.ceil((refusal.msBeforeNext ?? duration * 1000) / 1000))
-    return c.body(body, failure.status, {
-      'Content-Type': 'application/json',
+  /** The 429 of a refusal: Retry-After and the IETF headers travel with the error. */
+  const refusal = (res: IRateLimiterRes) => {
+    const seconds = Math.max(1, Math.ceil((res.msBeforeNext ?? duration * 1000) / 1000))
+    return new RateLimitedError(message, seconds, {
       'Cache-Control': 'no-store',
-      'Retry-After': String(seconds),
       'RateLimit-Policy': policy,
       RateLimit: `"${RATE_LIMIT_POLICY}";r=0;t=${seconds}`,
     })
   }
 
-  const middleware: MiddlewareHandler = async (c, next) => {
-    const claim = await claimOf(c)
-    if (claim.kind === 'exempt') return next()
-    const key = keyOf(c)
-    if (claim.kind === 'free' || claim.alsoFree) {
-      try {
-        await limiter.consume(key, 1)
-        failing = false
-      } catch (error) {
-        if (error instanceof RateLimiterRes) return refuse(c, error)
-        failedOpen(error)
-      }
+  /**
+   * Takes `n` points from a client.
+   *
+   * @throws {RateLimitedError} over the limit
+   */
+  const consume = async (key: string, n: number) => {
+    if (n <= 0) return
+    try {
+      await limiter.consume(key, n)
+      failing = false
+    } catch (error) {
+      if (error instanceof RateLimiterRes) throw refusal(error)
+      failedOpen(error)
     }
-    if (claim.kind !== 'paid') return next()
-    await next()
-    const unsettled = claim.calls - (settledCalls.get(c.req.raw) ?? 0)
-    // After the answer, without delaying it.
-    if (unsettled > 0) limiter.penalty(key, unsettled).catch(failedOpen)
+  }
+
+  const middleware: MiddlewareHandler = async (c, next) => {
+    const { method, path } = c.req
+    if (method === 'POST' && (path === MCP_PATH || paidPaths.has(path))) {
+      // The MCP endpoint counts its messages; a paid route is counted by the gate when it
+      // carries a payment, here otherwise.
+      if (path === MCP_PATH || c.req.header('PAYMENT-SIGNATURE') !== undefined) return next()
+    }
+    if ((method === 'GET' || method === 'HEAD') && EXEMPT_PATHS.has(path)) return next()
+    try {
+      await consume(keyOf(c), 1)
+    } catch (error) {
+      const failure = toHttpFailure(error)
+      return c.json(failure.body, failure.status, failure.headers)
+    }
+    return next()
   }
 
   return {
     quota: { points, durationSeconds: duration },
     middleware,
-    settled(request) {
-      settledCalls.set(request, (settledCalls.get(request) ?? 0) + 1)
+    quotaOf(c) {
+      const key = keyOf(c)
+      return {
+        charge: (n = 1) => consume(key, n),
+        reward() {
+          limiter.reward(key, SETTLED_PAYMENT_REWARD).catch(failedOpen)
+        },
+      }
     },
   }
 }

@@ -12,10 +12,11 @@ import {
   fakeGate,
   inlineRunner,
 } from '../../test/helpers/fakes.js'
+import { callArguments } from '../runner/check.js'
 import { ToolTimeoutError } from '../runner/errors.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import { resolveAllowList } from './dns-rebinding.js'
-import { rawArgumentsOf, registerMcp } from './server.js'
+import { MAX_BATCH_MESSAGES, registerMcp } from './server.js'
 
 // Unit tests of our MCP adapter with the official MCP client: the facilitator is a scripted fake
 // here. test/mcp.e2e.test.ts pays for real on the local chains.
@@ -40,6 +41,7 @@ const echo: ToolDefinition<z.output<typeof echoInput>, { upper: string }> = {
   output: z.object({ upper: z.string() }),
   examples: [{ text: 'abc', loud: false }],
   limits: [],
+  check: () => {},
   run: ({ text }) => {
     runs++
     if (text === 'boom') throw new ToolError('invalid_unicode', 'tool refused', { offset: 0 })
@@ -479,10 +481,56 @@ describe('MCP endpoint: tools/call', () => {
       method: 'tools/call',
       params: { name: 'x', arguments: args },
     })
-    expect(rawArgumentsOf(call(1, { a: 1 }), 1)).toEqual({ a: 1 })
-    expect(rawArgumentsOf([call(1, { a: 1 }), call(2, { b: 2 })], 2)).toEqual({ b: 2 })
-    expect(rawArgumentsOf(call(1, { a: 1 }), 2)).toBeUndefined()
-    expect(rawArgumentsOf({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, 1)).toBeUndefined()
+    expect(callArguments(call(1, { a: 1 }), 1)).toEqual({ a: 1 })
+    expect(callArguments([call(1, { a: 1 }), call(2, { b: 2 })], 2)).toEqual({ b: 2 })
+    expect(callArguments(call(1, { a: 1 }), 2)).toBeUndefined()
+    expect(callArguments({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, 1)).toBeUndefined()
+  })
+
+  it('refuses a batch with more than one paid tools/call, or too many messages, whole: nothing verified or run', async () => {
+    const { app, calls } = await setup()
+    const post = (body: unknown) =>
+      app.request(`${BASE_URL}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(body),
+      })
+    const paidCall = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: {
+        name: 'payload_echo',
+        arguments: { text: 'a' },
+        _meta: { 'x402/payment': { x402Version: 2, payload: { nonce: 'same' } } },
+      },
+    })
+    const two = await post([paidCall(1), paidCall(2)])
+    expect([two.status, await two.json()]).toEqual([
+      400,
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message:
+            'One request carries at most one paid tools/call (this batch holds 2); nothing was verified or run. Send each paid call in its own request.',
+        },
+      },
+    ])
+    const list = { jsonrpc: '2.0', method: 'tools/list' }
+    const many = await post(
+      Array.from({ length: MAX_BATCH_MESSAGES + 1 }, (_, i) => ({ ...list, id: i })),
+    )
+    expect(many.status).toBe(400)
+    expect(((await many.json()) as { error: { message: string } }).error.message).toBe(
+      `One request carries at most ${MAX_BATCH_MESSAGES} JSON-RPC messages (this batch holds ${MAX_BATCH_MESSAGES + 1}); nothing was run.`,
+    )
+    expect(calls.verify + calls.settle).toBe(0)
+    expect(runs).toBe(0)
   })
 
   it('answers an unknown tool with JSON-RPC error -32602', async () => {

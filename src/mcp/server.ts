@@ -11,10 +11,11 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ResourceInfo } from '@x402/core/types'
-import type { Hono } from 'hono'
+import type { Context, Hono } from 'hono'
+import { describeFailure } from '../descriptions/errors.js'
 import { MCP_PATH, SERVICE, serviceSummary } from '../descriptions/service-info.js'
 import { logger } from '../logger.js'
-import type { PaymentGate } from '../payment/gate.js'
+import type { ClientQuota, PaymentGate } from '../payment/gate.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { mcpBazaarExtension } from './bazaar.js'
 import { type AllowList, dnsRebindingProtection, resolveAllowList } from './dns-rebinding.js'
@@ -35,10 +36,27 @@ export interface McpOptions {
   /** Largest accepted JSON-RPC body, in bytes (the app's body limit applies first). */
   maxBodyBytes?: number
   /**
-   * Called once per paid `tools/call` that settled now (not a replay), with the HTTP request that
-   * carried it (the rate limit charges a point for each other payment).
+   * The caller's rate-limit account (src/http/rate-limit.ts): every JSON-RPC message costs a
+   * point, except a paid `tools/call`, which the payment gate counts. Absent: no rate limit.
    */
-  onSettled?: (request: Request) => void
+  quotaOf?: (c: Context) => ClientQuota
+}
+
+/**
+ * Most JSON-RPC messages in one request. MCP 2025-06-18 removed JSON-RPC batching, so current
+ * clients send one; a batch is still answered (older protocol versions), within this bound, so
+ * that one request cannot queue more input checks than the checker threads take at once.
+ */
+export const MAX_BATCH_MESSAGES = 8
+
+/** The `_meta` key of an MCP payment, as a string (x402 MCP transport). */
+const PAID = PAYMENT_META_KEY
+
+/** What the HTTP request holds, read once on arrival. */
+interface McpRequest {
+  /** The raw body (a copy goes to the input checker for each `tools/call`). */
+  bytes: Uint8Array
+  quota: ClientQuota | undefined
 }
 
 /** One catalogue tool as the MCP endpoint serves it, built once at start. */
@@ -77,7 +95,7 @@ const instructions = (tools: readonly ToolDefinition[]) =>
  */
 export function createMcpHandler(
   options: McpOptions,
-): (request: Request, body?: string) => Promise<Response> {
+): (body: Uint8Array, request: Request, quota?: ClientQuota) => Promise<Response> {
   const { gate } = options
   const version = options.version ?? SERVICE.version
   const rails: ListedRail[] = gate.link.status().rails.map(({ id, network }) => ({ id, network }))
@@ -100,27 +118,28 @@ export function createMcpHandler(
   const serverInstructions = instructions(options.tools)
 
   /**
-   * @param rawArguments - `arguments` as JSON.parse gave them (see {@link rawArgumentsOf}), so
-   *   that the gate checks exactly what HTTP would: the SDK's own parse of the request rebuilds
-   *   `arguments` and silently drops an own "__proto__" key, which our strict schemas refuse.
+   * @param id - the JSON-RPC id of the call: the input checker finds its `arguments` in the raw
+   *   body by it, so that the gate checks exactly what HTTP would (the SDK's own parse of the
+   *   request rebuilds `arguments` and silently drops an own "__proto__" key, which our strict
+   *   schemas refuse), and none of it is parsed or checked on this thread
    */
   async function callTool(
     params: CallToolRequest['params'],
-    rawArguments: unknown,
-    request: Request,
+    id: RequestId,
+    request: McpRequest,
   ): Promise<CallToolResult> {
     const entry = entries.get(params.name)
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`)
     try {
-      const { result, settlement, replayed } = await gate.execute({
+      const { result, settlement } = await gate.execute({
         tool: entry.tool,
         transport: 'mcp',
-        input: rawArguments === undefined ? params.arguments : rawArguments,
+        source: { body: request.bytes.slice(), mcpRequestId: id },
         payment: params._meta?.[PAYMENT_META_KEY],
         resource: entry.resource,
         extensions: entry.extensions,
+        ...(request.quota ? { quota: request.quota } : {}),
       })
-      if (!replayed) options.onSettled?.(request)
       return paidResult(result.value(), settlement)
     } catch (error) {
       const failure = failureResult(error)
@@ -131,31 +150,59 @@ export function createMcpHandler(
   }
 
   /**
-   * @param body - the request body when a middleware has already read it (the rate limit does);
-   *   read from `request` otherwise
+   * Serves one HTTP request: counts its messages on the client's quota (a paid `tools/call` is
+   * the gate's to count), refuses more than one paid call or {@link MAX_BATCH_MESSAGES} messages,
+   * then hands the messages to a fresh MCP server and transport.
    */
-  return async function handleMcp(request: Request, body?: string): Promise<Response> {
-    // The body is parsed here, not by the transport, to keep the raw `arguments` (the app's body
-    // limit has already applied). Text that is not JSON goes to the transport as it came, for
-    // its own JSON-RPC parse error.
-    const text = body ?? (await request.text())
+  return async function handleMcp(
+    bytes: Uint8Array,
+    request: Request,
+    quota?: ClientQuota,
+  ): Promise<Response> {
+    // The transport needs the parsed messages; a body that is not JSON goes to it as it came,
+    // for its own JSON-RPC parse error.
+    const text = decoder.decode(bytes)
     let parsedBody: unknown
     try {
       parsedBody = JSON.parse(text)
     } catch {
       parsedBody = undefined
     }
+    const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody]
+    const paid = messages.filter(isPaidCall).length
+    if (paid > 1 || messages.length > MAX_BATCH_MESSAGES) {
+      return jsonRpcError(
+        paid > 1
+          ? `One request carries at most one paid tools/call (this batch holds ${paid}); nothing was verified or run. Send each paid call in its own request.`
+          : `One request carries at most ${MAX_BATCH_MESSAGES} JSON-RPC messages (this batch holds ${messages.length}); nothing was run.`,
+      )
+    }
+    try {
+      await quota?.charge(messages.length - paid)
+    } catch (error) {
+      const failure = describeFailure(error)
+      return Response.json(failure.body, {
+        status: failure.status,
+        headers: {
+          ...failure.headers,
+          ...(failure.retryAfterSeconds
+            ? { 'Retry-After': String(failure.retryAfterSeconds) }
+            : {}),
+        },
+      })
+    }
+    const call: McpRequest = { bytes, quota }
     const server = new McpServer(
       { name: 'payload-tools', title: SERVICE.name, version },
       { instructions: serverInstructions },
     )
     // The low-level handlers: tools/list serves our catalogue schemas as they are, and tools/call
-    // reaches the gate with the raw arguments (McpServer.registerTool would validate them first).
+    // reaches the gate with the raw body (McpServer.registerTool would validate the arguments).
     // The catalogue is fixed for the life of the process, hence listChanged: false.
     server.server.registerCapabilities({ tools: { listChanged: false } })
     server.server.setRequestHandler(ListToolsRequestSchema, () => listed)
     server.server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-      callTool(req.params, rawArgumentsOf(parsedBody, extra.requestId), request),
+      callTool(req.params, extra.requestId, call),
     )
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -174,21 +221,27 @@ export function createMcpHandler(
   }
 }
 
+const decoder = new TextDecoder()
+
+/** An HTTP 400 with a JSON-RPC "Invalid Request" error (-32600) for the whole request. */
+function jsonRpcError(message: string): Response {
+  return Response.json(
+    { jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message } },
+    { status: 400 },
+  )
+}
+
+/** A JSON-RPC message that is a `tools/call` carrying `_meta["x402/payment"]`. */
+function isPaidCall(message: unknown): boolean {
+  if (!isObject(message) || message.method !== 'tools/call' || !isObject(message.params)) {
+    return false
+  }
+  const meta = message.params._meta
+  return isObject(meta) && meta[PAID] !== undefined
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
-
-/**
- * The `params.arguments` of the `tools/call` request `id` in a parsed JSON-RPC body (one message
- * or a batch), exactly as JSON.parse built them; `undefined` when absent.
- *
- * @example rawArgumentsOf(JSON.parse('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"payload_hash","arguments":{"__proto__":1}}}'), 1)
- * // { ['__proto__']: 1 } as an own key
- */
-export function rawArgumentsOf(body: unknown, id: RequestId): unknown {
-  const messages = Array.isArray(body) ? body : [body]
-  const call = messages.find((m) => isObject(m) && m.method === 'tools/call' && m.id === id)
-  return isObject(call) && isObject(call.params) ? call.params.arguments : undefined
-}
 
 /**
  * Mounts the MCP endpoint at `/mcp` (SPEC 4.3) on the app: DNS-rebinding protection, then
@@ -203,6 +256,7 @@ export function registerMcp(app: Hono, options: McpOptions): void {
   const allowList = options.allowList ?? resolveAllowList({ publicBaseUrl: options.publicBaseUrl })
   const handle = createMcpHandler(options)
   app.use(MCP_PATH, dnsRebindingProtection(allowList))
-  // c.req.text(): the body as hono cached it if a middleware (the rate limit) read it first.
-  app.post(MCP_PATH, async (c) => handle(c.req.raw, await c.req.text()))
+  app.post(MCP_PATH, async (c) =>
+    handle(new Uint8Array(await c.req.arrayBuffer()), c.req.raw, options.quotaOf?.(c)),
+  )
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../config.js'
-import { assertPaidCallBudget, worstPaidCallMs } from './budget.js'
+import { assertPaidCallBudget, worstPaidCallMs, worstSettleMs } from './budget.js'
 import { MAX_TIMEOUT_SECONDS } from './facilitator.js'
 
 const bounds = (env: Record<string, string>) => {
@@ -15,46 +15,65 @@ const bounds = (env: Record<string, string>) => {
 }
 
 describe('the paid-call budget', () => {
-  it('adds verify, the telemetry write, the longest queue wait, the run and settle', () => {
+  it('adds the input check, verify, the telemetry write, the longest queue wait, the run, and settle with its pending retry', () => {
     expect(
-      worstPaidCallMs({ facilitatorTimeoutMs: 10_000, workers: 2, queueLimit: 4, timeoutMs: 2000 }),
-    ).toBe(28_000)
+      worstPaidCallMs({ facilitatorTimeoutMs: 5_000, workers: 2, queueLimit: 4, timeoutMs: 2000 }),
+    ).toBe(2000 + 5000 + 2000 + 4000 + 2000 + 10_000)
     expect(
       worstPaidCallMs({ facilitatorTimeoutMs: 1000, workers: 3, queueLimit: 7, timeoutMs: 500 }),
-    ).toBe(1000 + 2000 + 3 * 500 + 500 + 1000)
+    ).toBe(500 + 1000 + 2000 + 3 * 500 + 500 + 2 * 1000)
+    // Redis: the two claims before verify (2 × 2 × R) and the writes after settle (2 × R).
+    expect(
+      worstPaidCallMs({
+        facilitatorTimeoutMs: 1000,
+        workers: 1,
+        queueLimit: 0,
+        timeoutMs: 100,
+        guardTimeoutMs: 50,
+      }),
+    ).toBe(100 + 200 + 1000 + 2000 + 100 + 100 + 2000 + 100)
+    expect(worstSettleMs({ facilitatorTimeoutMs: 5000, guardTimeoutMs: 500 })).toBe(11_000)
   })
 
-  it('accepts the defaults on any number of cores', () => {
+  it('accepts the defaults on any number of cores, with or without Redis', () => {
     for (const workers of ['1', '2', '3', '16', '256']) {
       expect(() => assertPaidCallBudget(bounds({ TOOL_WORKERS: workers }))).not.toThrow()
+      expect(() =>
+        assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: workers }), guardTimeoutMs: 500 }),
+      ).not.toThrow()
     }
   })
 
   it('refuses a configuration whose worst case exceeds half the payment validity, naming the numbers', () => {
     expect(() =>
-      assertPaidCallBudget(bounds({ TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '8' })),
+      assertPaidCallBudget(
+        bounds({ FACILITATOR_TIMEOUT_MS: '6000', TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '7' }),
+      ),
     ).toThrow(
-      'A paid call could outlive its payment: verify and settle 2 × FACILITATOR_TIMEOUT_MS (20000) ' +
-        '+ the telemetry write (2000) + the wait for a worker max(1, ceil(TOOL_QUEUE_LIMIT 8 / TOOL_WORKERS 2)) ' +
-        '× TOOL_TIMEOUT_MS 2000 (8000) + the run TOOL_TIMEOUT_MS (2000) = 32000 ms, more than half of ' +
-        'the 60 s a payment stays valid (30000 ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, ' +
-        'TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
+      'A paid call could outlive its payment: the input check TOOL_TIMEOUT_MS (2000) + verify ' +
+        'FACILITATOR_TIMEOUT_MS (6000) + the telemetry write (2000) + the wait for a worker ' +
+        'max(1, ceil(TOOL_QUEUE_LIMIT 7 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (8000) + the run ' +
+        'TOOL_TIMEOUT_MS (2000) + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (12000) ' +
+        '= 32000 ms, more than half of the 60 s a payment stays valid (30000 ms). Lower ' +
+        'FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
     )
-    // The Redis guard's claims count: the defaults fit exactly, a slower Redis does not.
+    // Exactly half is accepted.
     expect(() =>
-      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 500 }),
+      assertPaidCallBudget(
+        bounds({ FACILITATOR_TIMEOUT_MS: '6000', TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '6' }),
+      ),
+    ).not.toThrow()
+    // The Redis guard counts: 6 × 833 fits with the defaults, 6 × 834 does not.
+    expect(() =>
+      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 833 }),
     ).not.toThrow()
     expect(() =>
-      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 501 }),
+      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 834 }),
     ).toThrow(
-      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(2004\) = 30004 ms, more than half of the 60 s/,
+      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(3336\) .* \+ the guard's writes after it 2 × REDIS_TIMEOUT_MS \(1668\) = 30004 ms/,
     )
     expect(() =>
       assertPaidCallBudget(bounds({ TOOL_TIMEOUT_MS: '5000', TOOL_WORKERS: '2' })),
     ).toThrow(/= 37000 ms, more than half/)
-    // Exactly half is accepted.
-    expect(() =>
-      assertPaidCallBudget(bounds({ TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '6' })),
-    ).not.toThrow()
   })
 })

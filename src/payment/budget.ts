@@ -3,42 +3,58 @@ import { WRITE_TIMEOUT_MS } from '../telemetry/limits.js'
 
 /** What bounds the duration of a paid call, in milliseconds (and seconds for the payment). */
 export interface PaidCallBounds {
-  /** FACILITATOR_TIMEOUT_MS: bounds verify, and settle. */
+  /** FACILITATOR_TIMEOUT_MS: bounds each verify and settle request. */
   facilitatorTimeoutMs: number
   /** TOOL_WORKERS */
   workers: number
   /** TOOL_QUEUE_LIMIT */
   queueLimit: number
-  /** TOOL_TIMEOUT_MS */
+  /** TOOL_TIMEOUT_MS: bounds the input check and the run. */
   timeoutMs: number
   /** PaymentRequirements.maxTimeoutSeconds: how long the signed payment stays valid. */
   maxTimeoutSeconds: number
   /**
-   * REDIS_TIMEOUT_MS when the guard is on Redis, else 0: the claim before verify waits at most
-   * twice that (a connection not ready, then the command).
+   * REDIS_TIMEOUT_MS when the guard is on Redis, else 0: a guard command waits at most twice that
+   * (a connection not ready, then the command).
    */
   guardTimeoutMs?: number
 }
 
 /**
+ * The longest a settlement takes once started, in milliseconds: the settle request and the one
+ * retry the SDK makes of a `settlement_pending` answer (`settleWithPendingRetry`), each bounded by
+ * FACILITATOR_TIMEOUT_MS, then the guard writes that record its outcome (in parallel, one command
+ * of at most 2 × REDIS_TIMEOUT_MS). Shutdown starts no settlement it could not wait for.
+ *
+ * @example worstSettleMs({ facilitatorTimeoutMs: 5000, guardTimeoutMs: 500 }) // 11000
+ */
+export function worstSettleMs(
+  bounds: Pick<PaidCallBounds, 'facilitatorTimeoutMs' | 'guardTimeoutMs'>,
+): number {
+  return 2 * bounds.facilitatorTimeoutMs + 2 * (bounds.guardTimeoutMs ?? 0)
+}
+
+/**
  * The longest a paid call can take between receiving its payment and the end of its settlement,
- * in milliseconds: verify (FACILITATOR_TIMEOUT_MS), the `verified` telemetry write the gate awaits
- * (WRITE_TIMEOUT_MS, 2 s), the wait for a worker (its queue deadline,
- * `max(1, ceil(TOOL_QUEUE_LIMIT / TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS) and settle
- * (FACILITATOR_TIMEOUT_MS), plus, with the guard on Redis, the claims of the payment's two keys
- * before verify (2 × 2 × REDIS_TIMEOUT_MS at worst).
+ * in milliseconds: the input check on a worker (TOOL_TIMEOUT_MS), the claims of the payment's two
+ * keys (2 × 2 × REDIS_TIMEOUT_MS with Redis), verify (FACILITATOR_TIMEOUT_MS), the `verified`
+ * telemetry write the gate awaits (WRITE_TIMEOUT_MS, 2 s), the wait for a worker (its queue
+ * deadline, `max(1, ceil(TOOL_QUEUE_LIMIT / TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS)
+ * and the settlement ({@link worstSettleMs}).
  *
  * @example
- * worstPaidCallMs({ facilitatorTimeoutMs: 10000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
- * // 28000 = 10000 + 2000 + 4000 + 2000 + 10000
+ * worstPaidCallMs({ facilitatorTimeoutMs: 5000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
+ * // 25000 = 2000 + 5000 + 2000 + 4000 + 2000 + 10000
  */
 export function worstPaidCallMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
   return (
-    2 * bounds.facilitatorTimeoutMs +
+    bounds.timeoutMs +
+    4 * (bounds.guardTimeoutMs ?? 0) +
+    bounds.facilitatorTimeoutMs +
     WRITE_TIMEOUT_MS +
     worstQueueWaitMs(bounds) +
     bounds.timeoutMs +
-    4 * (bounds.guardTimeoutMs ?? 0)
+    worstSettleMs(bounds)
   )
 }
 
@@ -55,13 +71,16 @@ export function assertPaidCallBudget(bounds: PaidCallBounds): void {
   const limit = (bounds.maxTimeoutSeconds * 1000) / 2
   if (worst <= limit) return
   const rounds = Math.max(1, Math.ceil(bounds.queueLimit / bounds.workers))
+  const redis = bounds.guardTimeoutMs ?? 0
   throw new Error(
-    `A paid call could outlive its payment: verify and settle 2 × FACILITATOR_TIMEOUT_MS ` +
-      `(${2 * bounds.facilitatorTimeoutMs}) + the telemetry write (${WRITE_TIMEOUT_MS}) + the wait ` +
-      `for a worker max(1, ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers})) × ` +
-      `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS ` +
-      `(${bounds.timeoutMs})${bounds.guardTimeoutMs ? ` + the guard's claims 4 × REDIS_TIMEOUT_MS (${4 * bounds.guardTimeoutMs})` : ''} = ${worst} ms, more than half of the ${bounds.maxTimeoutSeconds} s a ` +
-      `payment stays valid (${limit} ms). Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, ` +
-      'TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
+    `A paid call could outlive its payment: the input check TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +
+      `${redis ? ` + the guard's claims 4 × REDIS_TIMEOUT_MS (${4 * redis})` : ''}` +
+      ` + verify FACILITATOR_TIMEOUT_MS (${bounds.facilitatorTimeoutMs}) + the telemetry write (${WRITE_TIMEOUT_MS})` +
+      ` + the wait for a worker max(1, ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers})) × ` +
+      `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +
+      ` + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (${2 * bounds.facilitatorTimeoutMs})` +
+      `${redis ? ` + the guard's writes after it 2 × REDIS_TIMEOUT_MS (${2 * redis})` : ''}` +
+      ` = ${worst} ms, more than half of the ${bounds.maxTimeoutSeconds} s a payment stays valid (${limit} ms). ` +
+      'Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
   )
 }

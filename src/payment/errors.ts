@@ -1,10 +1,7 @@
 import type { PaymentRequired, SettleResponse } from '@x402/core/types'
+import type { InputIssue } from '../tools/input-issues.js'
 
-/** One problem with a request body or MCP arguments; `path` is a JSON Pointer (RFC 6901). */
-export interface InputIssue {
-  path: string
-  message: string
-}
+export type { InputIssue }
 
 /** The free pre-payment check added to a 402 when the unpaid request carried a body. */
 export interface InputCheck {
@@ -29,6 +26,15 @@ export class InvalidInputError extends Error {
   }
 }
 
+/**
+ * The request body is not JSON, or a paid HTTP call came without one. HTTP 400, code
+ * `invalid_json`. Raised before any facilitator call.
+ */
+export class InvalidJsonError extends Error {
+  override readonly name = 'InvalidJsonError'
+  readonly code = 'invalid_json'
+}
+
 /** Machine-readable codes of {@link PaymentRequiredError}. */
 export type PaymentRequiredCode =
   | 'payment_required'
@@ -48,7 +54,9 @@ export type PaymentRequiredCode =
  *   offered rails (wrong scheme, network, amount, asset or payTo);
  * - `payment_verification_failed`: the facilitator rejected it (its reason, e.g.
  *   `insufficient_funds`, is passed unchanged in PaymentRequired.error);
- * - `duplicate_settlement`: the same payment is being settled or was settled in the last 120 s;
+ * - `duplicate_settlement`: the same payment (or the payer's own `payment-identifier` id) was
+ *   sent to settlement in the last 120 s for another call, its settlement failed, or its replays
+ *   are used up (`REPLAY_LIMIT`);
  * - `settlement_failed`: the facilitator could not settle it (`settlement` holds its response).
  */
 export class PaymentRequiredError extends Error {
@@ -106,6 +114,41 @@ export class GuardUnavailableError extends Error {
   readonly code = 'guard_unavailable'
   constructor(
     message = 'The duplicate-settlement guard is unavailable; nothing was verified, run or charged. Retry',
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * A `payment-identifier` id held by another payment whose payer is not this request's (or whose
+ * payment does not verify). HTTP 409, code `payment_identifier_conflict`: the same answer whatever
+ * the tool and input, so that nothing is learnt about the call that holds the id; nothing is
+ * settled for this payment. Choose another id (a random one: `generatePaymentId`).
+ */
+export class PaymentIdentifierConflictError extends Error {
+  override readonly name = 'PaymentIdentifierConflictError'
+  readonly code = 'payment_identifier_conflict'
+  constructor(
+    message = 'This payment-identifier id is held by another payment; nothing was charged. Use a new, random id',
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * The tool ran and its settlement was sent, but its outcome is unknown (the facilitator timed out,
+ * failed after receiving it, or still reported `settlement_pending` after its one retry): the
+ * payment may have moved. HTTP 503 with `Retry-After`, code `settlement_unknown`; the result is
+ * withheld and the payment stays held for the window: a retry of the same payment (or id), for
+ * the same tool and input, asks the facilitator to settle it again and gets the result if it
+ * settles (docs/errors.md says when a charge without a result can still happen).
+ */
+export class SettlementUnknownError extends Error {
+  override readonly name = 'SettlementUnknownError'
+  readonly code = 'settlement_unknown'
+  readonly retryAfterSeconds = 5
+  constructor(
+    message = 'The tool ran, but the settlement outcome is unknown: the payment may have moved. Retry the same payment for the same input within 120 s to get the result once it settles',
   ) {
     super(message)
   }

@@ -17,8 +17,10 @@ import {
   FacilitatorUnavailableError,
   GuardUnavailableError,
   InvalidInputError,
+  PaymentIdentifierConflictError,
   PaymentInProgressError,
   PaymentRequiredError,
+  SettlementUnknownError,
   ShuttingDownError,
 } from './errors.js'
 import { createFacilitatorLink } from './facilitator.js'
@@ -38,12 +40,16 @@ function setup(
     fake.gate.execute({
       tool: echoTool as ToolDefinition,
       transport: 'http',
-      input,
+      ...bodyOf(input),
       payment,
       resource,
     })
   return { ...fake, call }
 }
+
+/** The request body of an input: its JSON, or none for `undefined`. */
+const bodyOf = (input: unknown) =>
+  input === undefined ? {} : { source: { body: new TextEncoder().encode(JSON.stringify(input)) } }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -118,12 +124,17 @@ describe('payment gate', () => {
 
   it('fails closed with no facilitator configured', async () => {
     const link = createFacilitatorLink({ url: undefined, timeoutMs: 1000, rails })
-    const gate = createPaymentGate({ link, guard: createMemoryGuard(), runner: inlineRunner() })
+    const gate = createPaymentGate({
+      link,
+      guard: createMemoryGuard(),
+      runner: inlineRunner(),
+      payerHash: (p) => p,
+    })
     const error = await rejection(
       gate.execute({
         tool: echoTool as ToolDefinition,
         transport: 'http',
-        input: {},
+        ...bodyOf({}),
         payment: undefined,
         resource: { url: 'x' },
       }),
@@ -218,7 +229,7 @@ describe('payment gate', () => {
       setup().gate.execute({
         tool: echoTool as ToolDefinition,
         transport: 'http',
-        input: { text: 'a' },
+        ...bodyOf({ text: 'a' }),
         payment: null,
         paymentProblem: 'PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
         resource: { url: 'http://svc/echo', description: 'Echo', mimeType: 'application/json' },
@@ -312,10 +323,69 @@ describe('payment gate', () => {
         throw new Error('Facilitator settle request timed out after 1000ms')
       },
     })
-    expect(await rejection(timedOut.call({ text: 'a' }, await timedOut.pay()))).toBeInstanceOf(
+    const unknown = await rejection(timedOut.call({ text: 'a' }, await timedOut.pay()))
+    expect(unknown).toBeInstanceOf(SettlementUnknownError)
+    expect(unknown).toMatchObject({ code: 'settlement_unknown', retryAfterSeconds: 5 })
+    expect(timedOut.link.status().state).toBe('unavailable')
+    // A connection refused never reached the facilitator: 503, and the payment is free again.
+    const refused = setup({
+      settle: async () => {
+        throw new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })
+      },
+    })
+    const payment = await refused.pay()
+    expect(await rejection(refused.call({ text: 'a' }, payment))).toBeInstanceOf(
       FacilitatorUnavailableError,
     )
-    expect(timedOut.link.status().state).toBe('unavailable')
+    expect(await rejection(refused.call({ text: 'a' }, payment))).toBeInstanceOf(
+      FacilitatorUnavailableError,
+    )
+    expect(refused.calls.settle).toBe(2)
+  })
+
+  it('passes only errorReason, transaction and network of a failed SettleResponse to the client', async () => {
+    const { call, pay } = setup({
+      settle: async () => ({
+        success: false,
+        errorReason: 'transaction_failed',
+        errorMessage: 'RPC https://key@rpc.example/v2/SECRET: execution reverted',
+        transaction: '0xabc',
+        network: 'eip155:8453',
+        payer: '0xPAYER',
+      }),
+    })
+    const e = (await rejection(call({ text: 'a' }, await pay()))) as PaymentRequiredError
+    expect(e.code).toBe('settlement_failed')
+    expect(e.extras.settlement).toEqual({
+      success: false,
+      errorReason: 'transaction_failed',
+      transaction: '0xabc',
+      network: 'eip155:8453',
+    })
+  })
+
+  it('holds a payment whose settlement is in doubt, and settles it again on a retry of the same payment', async () => {
+    let attempt = 0
+    const { call, calls, events, pay } = setup({
+      settle: async () => {
+        attempt++
+        if (attempt === 1) throw new Error('Facilitator settle request timed out after 1000ms')
+        return { success: true, transaction: '0xlanded', network: 'eip155:8453', payer: '0xPAYER' }
+      },
+    })
+    const payment = await pay()
+    expect(await rejection(call({ text: 'a' }, payment))).toBeInstanceOf(SettlementUnknownError)
+    // Another input with it: refused, nothing settled.
+    expect(await rejection(call({ text: 'b' }, payment))).toMatchObject({
+      code: 'duplicate_settlement',
+    })
+    const retried = await call({ text: 'a' }, payment)
+    expect(retried.result.value()).toEqual({ upper: 'A' })
+    expect(retried.settlement.transaction).toBe('0xlanded')
+    expect(calls).toEqual({ supported: 1, verify: 1, settle: 2 })
+    expect(events.map((e) => e.outcome)).toEqual(['verified', 'settle_failed', 'settled'])
+    // Settled now: the same payment replays.
+    expect((await call({ text: 'a' }, payment)).replayed).toBe(true)
   })
 
   it('lets exactly one of two concurrent calls with the same payment through; the other gets 409', async () => {
@@ -343,25 +413,41 @@ describe('payment gate: a JSON null body', () => {
     await link.ready()
     const resource = { url: 'http://svc/echo' }
     const run = (input: unknown) =>
-      gate.execute({ tool: defaults, transport: 'http', input, payment: undefined, resource })
+      gate.execute({
+        tool: defaults,
+        transport: 'http',
+        ...bodyOf(input),
+        payment: undefined,
+        resource,
+      })
     const unpaid = (await rejection(run(null))) as PaymentRequiredError
     expect(unpaid.extras.inputCheck?.valid).toBe(false)
     const paid = await rejection(
       gate.execute({
         tool: defaults,
         transport: 'http',
-        input: null,
+        ...bodyOf(null),
         payment: await pay(),
         resource,
       }),
     )
     expect(paid).toBeInstanceOf(InvalidInputError)
+    // A paid HTTP call with no body at all is refused too: a JSON body is required.
+    const none = await rejection(
+      gate.execute({ tool: defaults, transport: 'http', payment: await pay(0, 'n3'), resource }),
+    )
+    expect(none).toMatchObject({ code: 'invalid_json', message: 'A JSON request body is required' })
     expect(calls.verify + calls.settle).toBe(0)
-    // No body at all still reads as {}: every field has its default.
+    // MCP arguments that are absent read as {}: every field has its default.
     const ok = await gate.execute({
       tool: defaults,
-      transport: 'http',
-      input: undefined,
+      transport: 'mcp',
+      source: {
+        body: new TextEncoder().encode(
+          '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"payload_echo"}}',
+        ),
+        mcpRequestId: 7,
+      },
       payment: await pay(0, 'n2'),
       resource,
     })
@@ -419,25 +505,122 @@ describe('payment gate: idempotent replays', () => {
     expect(calls.settle).toBe(1)
   })
 
-  it('replays by payment-identifier id a call re-signed with a new payment: no second charge', async () => {
+  it('replays by payment-identifier id for its own payer, re-signed: verified, never settled again', async () => {
     const { call, calls, pay } = setup()
     const first = await call({ text: 'abc' }, await pay(0, 'n1', '1000', withId(id)))
     const again = await call({ text: 'abc' }, await pay(0, 'n2', '1000', withId(id)))
     expect(again.replayed).toBe(true)
     expect(again.settlement.transaction).toBe(first.settlement.transaction)
-    expect(calls).toEqual({ supported: 1, verify: 1, settle: 1 })
+    // The re-signed payment was verified (its payer must be the id's), never settled.
+    expect(calls).toEqual({ supported: 1, verify: 2, settle: 1 })
     const other = (await rejection(
       call({ text: 'xyz' }, await pay(0, 'n3', '1000', withId(id))),
     )) as PaymentRequiredError
     expect(other.code).toBe('duplicate_settlement')
-    // Another id with the first payment's payload: the payload key still guards it.
+    // Another id with the first payment itself: the payment's own key still guards it.
     const reused = await call({ text: 'abc' }, await pay(0, 'n1', '1000', withId(`${id}_2`)))
     expect(reused.replayed).toBe(true)
-    // The same id re-signed on the other rail: still the same call.
-    const solana = await call({ text: 'abc' }, await pay(1, 'n4', '1000', withId(id)))
-    expect(solana.replayed).toBe(true)
-    expect(solana.settlement.network).toBe('eip155:8453')
     expect(calls.settle).toBe(1)
+  })
+
+  it("answers another payer holding someone's id with 409 payment_identifier_conflict, whatever the input", async () => {
+    // The fake facilitator reads the payer from the nonce: "v…" the victim, "a…" the attacker;
+    // "x…" does not verify at all.
+    const { call, calls, pay } = setup({
+      verify: async (p) => {
+        const nonce = String((p.payload as { nonce: string }).nonce)
+        if (nonce.startsWith('x')) return { isValid: false, invalidReason: 'invalid_signature' }
+        return { isValid: true, payer: nonce.startsWith('v') ? '0xVICTIM' : '0xATTACKER' }
+      },
+    })
+    await call({ text: 'secret' }, await pay(0, 'v1', '1000', withId(id)))
+    const guesses = await Promise.all(
+      ['secret', 'guess', 'other', 'secret'].map(async (text, i) =>
+        rejection(call({ text }, await pay(0, `${i === 3 ? 'x' : 'a'}${i}`, '1000', withId(id)))),
+      ),
+    )
+    for (const e of guesses) {
+      expect(e).toBeInstanceOf(PaymentIdentifierConflictError)
+      expect(e).toMatchObject({
+        code: 'payment_identifier_conflict',
+        message:
+          'This payment-identifier id is held by another payment; nothing was charged. Use a new, random id',
+      })
+    }
+    expect(calls.settle).toBe(1)
+  })
+
+  it('replays a settled payment at most REPLAY_LIMIT times, then refuses it', async () => {
+    const { call, calls, pay } = setup()
+    const payment = await pay()
+    await call({ text: 'abc' }, payment)
+    for (let i = 0; i < 3; i++) expect((await call({ text: 'abc' }, payment)).replayed).toBe(true)
+    const e = (await rejection(call({ text: 'abc' }, payment))) as PaymentRequiredError
+    expect(e.code).toBe('duplicate_settlement')
+    expect(e.message).toBe(
+      'This payment was already answered 3 more times (REPLAY_LIMIT) in the last 120 seconds: its replays are used up; sign a new one',
+    )
+    expect(calls.settle).toBe(1)
+  })
+
+  it("charges the client's quota before a replay or a refusal, and refuses with 429 (nothing runs) over the limit", async () => {
+    const runner = inlineRunner()
+    const { gate, pay } = fakeGate({}, undefined, { runner })
+    let points = 2
+    const charged: string[] = []
+    let rewarded = 0
+    const quota = {
+      async charge() {
+        if (points-- <= 0) throw Object.assign(new Error('over'), { code: 'rate_limited' })
+        charged.push('point')
+      },
+      reward() {
+        rewarded++
+      },
+    }
+    const resource = { url: 'http://svc/echo' }
+    const paid = async (payment: unknown, input: unknown = { text: 'a' }) =>
+      gate.execute({
+        tool: echoTool as ToolDefinition,
+        transport: 'http',
+        ...bodyOf(input),
+        payment,
+        resource,
+        quota,
+      })
+    const payment = await pay()
+    await paid(payment)
+    expect([charged.length, rewarded, runner.runs]).toEqual([0, 1, 1])
+    await paid(payment) // a replay: one point
+    expect(await rejection(paid({ junk: true }))).toMatchObject({ code: 'invalid_payment' }) // one point
+    expect([charged.length, runner.runs]).toEqual([2, 2])
+    // Over the limit: the replay is refused before it runs.
+    expect(await rejection(paid(payment))).toMatchObject({ code: 'rate_limited' })
+    expect(runner.runs).toBe(2)
+  })
+
+  it('never compiles or runs a schema the client echoes: a hostile one is refused, ours is read by our own rules', async () => {
+    const { call, calls, pay } = setup()
+    const hostile = {
+      'payment-identifier': {
+        info: { required: false, id: `${'a'.repeat(40)}-` },
+        schema: { type: 'object', properties: { id: { type: 'string', pattern: '^(a+)+$' } } },
+      },
+    }
+    const started = performance.now()
+    const e = (await rejection(
+      call({ text: 'a' }, await pay(0, 'n1', '1000', hostile)),
+    )) as PaymentRequiredError
+    expect(e.code).toBe('invalid_payment')
+    expect(e.message).toBe(
+      `The payment's payment-identifier extension is invalid: its "schema" differs from the one offered; echo it unchanged`,
+    )
+    // The same id under our own schema is well formed.
+    const ours = await call({ text: 'a' }, await pay(0, 'n2', '1000', withId(`${'a'.repeat(40)}-`)))
+    expect(ours.result.value()).toEqual({ upper: 'A' })
+    expect(calls.verify).toBe(1)
+    // An Ajv run of ^(a+)+$ on 40 a and "-" would take hours; our checks take microseconds.
+    expect(performance.now() - started).toBeLessThan(30_000)
   })
 
   it('refuses a malformed payment-identifier id before verify', async () => {

@@ -1,47 +1,41 @@
-import { PaymentPayloadV2Schema } from '@x402/core/schemas'
-import type {
-  PaymentPayload,
-  PaymentRequired,
-  PaymentRequirements,
-  ResourceInfo,
-  SettleResponse,
-} from '@x402/core/types'
-import { SettleError, VerifyError } from '@x402/core/types'
-import type { z } from 'zod'
+import type { ResourceInfo, SettleResponse } from '@x402/core/types'
 import { describeError, logger } from '../logger.js'
+import type { CheckedInput } from '../runner/check.js'
 import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import type { JsonResult } from '../runner/json-result.js'
-import type { Admission, ToolRunner } from '../runner/runner.js'
+import type { Admission, InputSource, ToolRunner } from '../runner/runner.js'
+import type { CheckOutcome } from '../runner/task.js'
 import { systemEnv, type ToolDefinition, type ToolEnv, ToolError } from '../tools/types.js'
+import { type CallRecords, callRecords, claimAll, pendingRecord } from './claim.js'
 import {
   FacilitatorUnavailableError,
   type InputCheck,
-  type InputIssue,
   InvalidInputError,
+  InvalidJsonError,
+  PaymentIdentifierConflictError,
   PaymentInProgressError,
   PaymentRequiredError,
+  SettlementUnknownError,
   ShuttingDownError,
 } from './errors.js'
 import type { FacilitatorLink, LiveState } from './facilitator.js'
 import {
   type CallFingerprint,
   DUPLICATE_WINDOW_MS,
-  fingerprint,
   type GuardRecord,
   idempotencyKey,
-  paymentKey,
   type SettlementGuard,
   sameCall,
 } from './guard.js'
-import { paymentIdentifierOf, withPaymentIdentifier } from './idempotency.js'
+import { createOffers, type Offer } from './offer.js'
+import { type PresentedPayment, readPayment } from './presented.js'
+import { settlePayment } from './settle.js'
+import { verifyPayment } from './verify.js'
 
-/**
- * Largest PaymentPayload accepted, in bytes of its JSON (32 KiB), and of the Base64
- * `PAYMENT-SIGNATURE` that carries it over HTTP. A real one, with the `accepted` requirements,
- * `resource` and bazaar `extensions` it echoes, is a few KiB; anything larger is refused before
- * it is decoded, validated or sent to the facilitator.
- */
-export const MAX_PAYMENT_BYTES = 32 * 1024
+export { MAX_PAYMENT_BYTES, mismatch } from './presented.js'
+
+/** Default {@link PaymentGateOptions.replayLimit} (`REPLAY_LIMIT`). */
+export const DEFAULT_REPLAY_LIMIT = 3
 
 /** Outcome of a verified paid call, as recorded by telemetry. */
 export type PaymentOutcome = 'verified' | 'settled' | 'settle_failed' | 'tool_failed_unsettled'
@@ -65,14 +59,48 @@ export interface PaymentEvent {
 /** Receives payment events. A `settled` event is awaited before the result is released. */
 export type PaymentObserver = (event: PaymentEvent) => Promise<void>
 
+/**
+ * What became of a paid request that is not a payment event (for operators' metrics):
+ * - `refused`: refused before verify (`code` is the answer's error code);
+ * - `verify_failed`: the facilitator rejected the payment;
+ * - `replayed`: a settled call answered again, nothing settled;
+ * - `settle_unknown`: the settlement's outcome is unknown (503 `settlement_unknown`).
+ */
+export interface PaymentNote {
+  tool: string
+  transport: 'http' | 'mcp'
+  /** CAIP-2 network of the rail, when the payment matched one. */
+  network?: string
+  outcome: 'refused' | 'verify_failed' | 'replayed' | 'settle_unknown'
+  /** The error code of a refusal, or the facilitator's reason of a failed verify. */
+  code?: string
+}
+
+/**
+ * The caller's rate-limit account (src/http/rate-limit.ts), as the gate uses it: a paid request
+ * that will not settle now costs one point, taken before any work when that is known before
+ * (a refusal before verify, a replay), after otherwise; a settled payment is rewarded.
+ */
+export interface ClientQuota {
+  /**
+   * Takes `points` (default 1).
+   *
+   * @throws the rate limiter's refusal (`RateLimitedError`, 429) when the client is over its limit
+   */
+  charge(points?: number): Promise<void>
+  /** A payment of this client settled: gives back what its unpaid requests cost, and a credit. */
+  reward(): void
+}
+
 /** One paid tool call, from either transport. */
 export interface PaidCall {
   tool: ToolDefinition
   transport: 'http' | 'mcp'
-  /** The parsed JSON body or MCP arguments; `undefined` when the request carried none. */
-  input: unknown
-  /** Why the input could not be read at all (e.g. malformed JSON), for the free input check. */
-  inputProblem?: string
+  /**
+   * Where the input comes from (the raw body, checked on a worker); absent when the request has
+   * no body at all.
+   */
+  source?: InputSource
   /** The presented PaymentPayload (decoded, not yet validated); `undefined` when none. */
   payment: unknown
   /**
@@ -80,67 +108,73 @@ export interface PaidCall {
    * PAYMENT-SIGNATURE); the call is refused with `invalid_payment` and this reason.
    */
   paymentProblem?: string
-  /** `resource` of the PaymentRequired (url is the public endpoint URL or the MCP tool URL). */
+  /** `resource` of the PaymentRequired (url is the public endpoint URL or the MCP endpoint URL). */
   resource: ResourceInfo
   /** PaymentRequired extensions (bazaar discovery info). */
   extensions?: Record<string, unknown>
+  /** The caller's rate-limit account; absent: no rate limit. */
+  quota?: ClientQuota
 }
 
 /**
- * A settled call: the tool result (JSON made by the worker) and the facilitator's SettleResponse.
- * `replayed`: the call repeats one that settled within the window (same payment or same
- * `payment-identifier` id, same tool and input): the result was recomputed, nothing was verified
- * or settled again, and `settlement` is the original SettleResponse (without `payer`, which the
- * guard does not keep).
+ * A settled call: the tool result (JSON made by the worker, with the SHA-256 of its RFC 8785
+ * form) and the facilitator's SettleResponse. `replayed`: the call repeats one that settled
+ * within the window (the same payment, or the payer's own `payment-identifier` id, same tool and
+ * input): the result was recomputed, nothing was settled again, and `settlement` is the original
+ * SettleResponse (without `payer`, which the guard does not keep).
  */
 export interface PaidResult {
   result: JsonResult
   settlement: SettleResponse
+  /** Lower-case hex SHA-256 of the RFC 8785 form of the checked input. */
+  inputDigest: string
   replayed?: true
 }
 
 /**
- * The payment gate: the rules of a paid call, written once for HTTP and MCP.
+ * The payment gate: the rules of a paid call, written once for HTTP and MCP, in this order
+ * (`../shared/DESIGN.md`, "The life of a paid call"):
  *
- * 1. no payment -> {@link PaymentRequiredError} `payment_required` (both rails, plus the free
- *    input check when a body came with it);
- * 2. invalid input -> {@link InvalidInputError}, and the facilitator is never called;
- * 3. the runner admits the call when its pool has room -> full: {@link OverloadedError}, before
- *    anything is verified;
- * 4. the guard claims the payment (its payload key, and its `payment-identifier` id when the client
- *    sent one): held by a call in progress -> {@link PaymentInProgressError} (409); settled
- *    within the window for the same tool and input -> an idempotent replay (the tool runs again,
- *    nothing is verified or settled, the original SettleResponse is returned); settled for
- *    another call, or spent by a failed settlement -> `duplicate_settlement`; the shared guard
- *    unreachable -> {@link GuardUnavailableError} (503), before verify;
- * 5. verify with the facilitator (bounded) -> unreachable: {@link FacilitatorUnavailableError};
- * 6. run the tool on a worker under its time budget -> a {@link ToolError},
- *    {@link ToolTimeoutError} or (past its queue deadline) {@link OverloadedError} is rethrown and
- *    nothing is settled;
- * 7. settle (bounded) -> failed: `settlement_failed`, the result is withheld; while the service
- *    shuts down, a settlement that could not finish before its deadline is not started
- *    ({@link ShuttingDownError}, nothing charged);
- * 8. the `settled` telemetry event is awaited;
- * 9. the result is released with the SettleResponse.
+ * 1. offer: no payment -> {@link PaymentRequiredError} `payment_required` (every live rail, plus
+ *    the free input check when a body came with it);
+ * 2. the payment is read without the facilitator (presented.ts) and the input checked on a worker
+ *    (runner.check) -> `invalid_payment`, or a 400 (`invalid_json`, `invalid_request`, a tool's
+ *    shape code), and the facilitator is never called; the runner admits the call when its pool
+ *    has room -> {@link OverloadedError};
+ * 3. the guard claims the payment under its canonical key (the authorization, not its spelling:
+ *    payment-key.ts) and its `payment-identifier` id (claim.ts). A held key -> {@link onHeld}:
+ *    replays only for its own payer, at most `replayLimit` times, each charged to the client's
+ *    quota before it runs; 409 `payment_in_progress`, 409 `payment_identifier_conflict` (the
+ *    same whatever the input) or 402 `duplicate_settlement` otherwise;
+ * 4. verify with the facilitator (verify.ts) -> unreachable: {@link FacilitatorUnavailableError};
+ * 5. run the tool on a worker under its time budget -> a {@link ToolError},
+ *    {@link ToolTimeoutError} or {@link OverloadedError} is rethrown and nothing is settled;
+ * 6. settle (settle.ts) -> failed: `settlement_failed`, the result withheld; outcome unknown:
+ *    {@link SettlementUnknownError}, the payment held for a retry; while the service shuts down, a
+ *    settlement that could not finish before its deadline is not started;
+ * 7. the `settled` telemetry event is awaited;
+ * 8. the result is released with the SettleResponse.
  */
 export interface PaymentGate {
   /**
    * Runs a paid call.
    *
    * @throws {PaymentRequiredError} 402 cases
+   * @throws {InvalidJsonError} a paid HTTP call without a JSON body
    * @throws {InvalidInputError} input does not match the tool's schema
-   * @throws {ToolError} the tool rejected its input (never settled)
+   * @throws {ToolError} the tool refused the input (never settled)
    * @throws {ToolTimeoutError} the tool ran out of its time budget (never settled)
-   * @throws {OverloadedError} no capacity to run the tool: refused before verify, or verified but
-   *   not run within the queue deadline (never settled)
+   * @throws {OverloadedError} no capacity: refused before verify, or verified but not run within
+   *   the queue deadline (never settled)
    * @throws {FacilitatorUnavailableError} fail-closed 503
+   * @throws {SettlementUnknownError} the settlement's outcome is unknown (503)
    * @throws {ShuttingDownError} the service is shutting down; nothing was charged
    * @throws {PaymentInProgressError} the same payment is being processed by another request
+   * @throws {PaymentIdentifierConflictError} the id belongs to another payment's payer
    * @throws {GuardUnavailableError} the shared guard (Redis) is unreachable; nothing was charged
+   * @throws the quota's refusal (429) when a charged request is over the client's limit
    */
   execute(call: PaidCall): Promise<PaidResult>
-  /** Validates input against a tool's schema without running it (the free pre-payment check). */
-  checkInput(tool: ToolDefinition, input: unknown): InputCheck
   link: FacilitatorLink
   /** The tool runner (its options are published as limits). */
   runner: ToolRunner
@@ -150,84 +184,42 @@ export interface PaymentGate {
 export interface PaymentGateOptions {
   link: FacilitatorLink
   guard: SettlementGuard
-  /** Runs the tools (worker threads, time budget, admission). */
+  /** Runs the tools (worker threads, time budget, admission) and checks their inputs. */
   runner: ToolRunner
+  /**
+   * The keyed hash of a payer address that guard records keep (HMAC-SHA-256 under the telemetry
+   * salt, shared by every instance), so that only its payer can replay a settled call.
+   */
+  payerHash: (payer: string) => string
+  /** Replays of one settled payment within its window (REPLAY_LIMIT); default 3. */
+  replayLimit?: number
   observer?: PaymentObserver
+  /** Receives what is not a payment event (refusals, replays…); must not throw. */
+  onNote?: (note: PaymentNote) => void
   /** The tools' clock, read here and passed to the worker with each call. */
   env?: ToolEnv
   /**
    * Whether a settlement may start now: false once the service is shutting down and a
-   * settlement (bounded by FACILITATOR_TIMEOUT_MS) could not finish before the shutdown deadline,
-   * so that no payment is settled without its reply being sent. Always true when absent.
+   * settlement (see `worstSettleMs`) could not finish before the shutdown deadline, so that no
+   * payment is settled without its reply being sent. Always true when absent.
    */
   canSettle?: () => boolean
 }
 
-/** UTF-8 size of a value's JSON; Infinity when it has none (nested too deep to serialise). */
-function jsonBytes(value: unknown): number {
-  try {
-    return Buffer.byteLength(JSON.stringify(value) ?? '')
-  } catch {
-    return Number.POSITIVE_INFINITY
-  }
-}
-
-const REQUIREMENT_FIELDS = ['scheme', 'network', 'amount', 'asset', 'payTo'] as const
-
-/**
- * Which field of the `accepted` requirements a payment echoes departs from what was offered: the
- * scheme or network when no offer has it, else the first of amount, asset and payTo that differs
- * from the offer for that network.
- *
- * @example mismatch(offers, { ...offers[0], amount: '999' })
- * // 'amount "999" is not the offered "1000" for exact on eip155:8453'
- */
-export function mismatch(
-  offers: readonly PaymentRequirements[],
-  accepted: PaymentRequirements,
-): string {
-  const offered = (field: 'scheme' | 'network') =>
-    [...new Set(offers.map((offer) => offer[field]))].map((v) => JSON.stringify(v)).join(', ')
-  if (!offers.some((offer) => offer.scheme === accepted.scheme)) {
-    return `scheme ${JSON.stringify(accepted.scheme)} is not offered (offered: ${offered('scheme')})`
-  }
-  const offer = offers.find((o) => o.scheme === accepted.scheme && o.network === accepted.network)
-  if (!offer) {
-    return `network ${JSON.stringify(accepted.network)} is not offered (offered: ${offered('network')})`
-  }
-  for (const field of REQUIREMENT_FIELDS) {
-    if (offer[field] !== accepted[field]) {
-      return `${field} ${JSON.stringify(accepted[field])} is not the offered ${JSON.stringify(offer[field])} for ${offer.scheme} on ${offer.network}`
-    }
-  }
-  return 'its accepted requirements (maxTimeoutSeconds or extra) differ from the offered ones'
-}
-
-/**
- * Converts Zod issues to JSON Pointer paths (RFC 6901).
- *
- * @example
- * toInputIssues(error) // [{ path: '/operations/0/type', message: 'Invalid option: …' }]
- */
-export function toInputIssues(error: z.ZodError): InputIssue[] {
-  return error.issues.map((issue) => ({
-    path: issue.path
-      .map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`)
-      .join(''),
-    message: issue.message,
-  }))
-}
+const WINDOW = `${DUPLICATE_WINDOW_MS / 1000} seconds`
 
 /**
  * Creates the payment gate.
  *
  * @example
- * const gate = createPaymentGate({ link, guard: createMemoryGuard(), runner })
- * const { result, settlement } = await gate.execute({ tool, transport: 'http', input, payment, resource })
+ * const gate = createPaymentGate({ link, guard: createMemoryGuard(), runner, payerHash })
+ * const { result, settlement } = await gate.execute({ tool, transport: 'http', source, payment, resource })
  */
 export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
-  const { link, guard, runner } = options
+  const { link, guard, runner, payerHash } = options
   const env = options.env ?? systemEnv
+  const replayLimit = options.replayLimit ?? DEFAULT_REPLAY_LIMIT
+  const offerOf = createOffers()
 
   const emit = async (event: PaymentEvent) => {
     if (!options.observer) return
@@ -238,223 +230,133 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       logger.error({ err: describeError(error), outcome: event.outcome }, 'payment observer failed')
     }
   }
+  const note = (call: PaidCall, outcome: PaymentNote['outcome'], network?: string, code?: string) =>
+    options.onNote?.({
+      tool: call.tool.id,
+      transport: call.transport,
+      outcome,
+      ...(network ? { network } : {}),
+      ...(code ? { code } : {}),
+    })
 
-  // The unpaid PaymentRequired of a tool is the same for every request until the facilitator's
-  // /supported changes (a new LiveState): built once per state, transport and tool, as crawlers
-  // and agents probe it far more often than they pay. Shared: callers must not mutate it.
-  const offers = new WeakMap<LiveState, Map<string, Promise<PaymentRequired>>>()
-  function offered(
-    state: LiveState,
+  /** A refusal before verify: it costs the client a point first (a 429 when over its limit). */
+  async function refuse(
     call: PaidCall,
-    build: () => Promise<PaymentRequired>,
-  ): Promise<PaymentRequired> {
-    let perState = offers.get(state)
-    if (!perState) {
-      perState = new Map()
-      offers.set(state, perState)
-    }
-    const key = `${call.transport} ${call.tool.id} ${call.resource.url}`
-    let offer = perState.get(key)
-    if (!offer) {
-      offer = build()
-      offer.catch(() => perState.delete(key))
-      perState.set(key, offer)
-    }
-    return offer
-  }
-
-  function checkInput(tool: ToolDefinition, input: unknown): InputCheck {
-    const parsed = tool.input.safeParse(input)
-    return parsed.success
-      ? { valid: true, errors: [] }
-      : { valid: false, errors: toInputIssues(parsed.error) }
+    error: Error & { code: string },
+    network?: string,
+  ): Promise<never> {
+    await call.quota?.charge()
+    note(call, 'refused', network, error.code)
+    throw error
   }
 
   async function execute(call: PaidCall): Promise<PaidResult> {
-    const { tool } = call
-    const extensions = withPaymentIdentifier(call.extensions)
-    const state: LiveState = await link.ready()
-    const requirements = await state.accepts(tool.price)
-    const paymentRequired = (error: string): Promise<PaymentRequired> =>
-      state.server.createPaymentRequiredResponse(requirements, call.resource, error, extensions)
-    const offer = offered(state, call, () => paymentRequired('Payment required'))
-
+    const state = await link.ready()
+    const offer = await offerOf(state, call)
     if (call.paymentProblem !== undefined) {
-      throw new PaymentRequiredError(
-        'invalid_payment',
-        `The payment could not be read: ${call.paymentProblem}`,
-        await paymentRequired('invalid_payload'),
+      return refuse(
+        call,
+        new PaymentRequiredError(
+          'invalid_payment',
+          `The payment could not be read: ${call.paymentProblem}`,
+          await offer.refusal('invalid_payload'),
+        ),
       )
     }
-    if (call.payment === undefined) {
-      const inputCheck: InputCheck | undefined = call.inputProblem
-        ? { valid: false, errors: [{ path: '', message: call.inputProblem }] }
-        : call.input === undefined
-          ? undefined
-          : checkInput(tool, call.input)
-      throw new PaymentRequiredError(
-        'payment_required',
-        `Payment required: ${tool.path} costs ${tool.price} atomic USDC`,
-        await offer,
-        inputCheck ? { inputCheck } : {},
-      )
-    }
+    if (call.payment === undefined) return unpaid(call, offer)
 
-    const size = jsonBytes(call.payment)
-    if (size > MAX_PAYMENT_BYTES) {
-      throw new PaymentRequiredError(
-        'invalid_payment',
-        `The payment is ${Number.isFinite(size) ? `${size} bytes` : 'too deeply nested'} as JSON; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
-        await paymentRequired('invalid_payload'),
-      )
+    let presented: PresentedPayment
+    try {
+      presented = await readPayment(call.payment, state, offer)
+    } catch (error) {
+      return refuse(call, error as PaymentRequiredError)
     }
-    const decoded = PaymentPayloadV2Schema.safeParse(call.payment)
-    if (!decoded.success) {
-      const issue = decoded.error.issues[0]
-      const where = issue?.path.length ? ` at ${issue.path.join('.')}` : ''
-      throw new PaymentRequiredError(
-        'invalid_payment',
-        `The payment is not a valid x402 v2 PaymentPayload${issue ? `: ${issue.message}${where}` : ''}`,
-        await paymentRequired('invalid_payload'),
-      )
-    }
-    // Validated, but forwarded as received: the schema strips keys the facilitator may need.
-    const payment = call.payment as PaymentPayload
-
-    // No body at all reads as {} (every field has a default or is required); a JSON null is a body.
-    const parsed = tool.input.safeParse(call.input === undefined ? {} : call.input)
-    if (!parsed.success) throw new InvalidInputError(toInputIssues(parsed.error))
-
-    const matched = state.server.findMatchingRequirements(requirements, payment)
-    if (!matched) {
-      throw new PaymentRequiredError(
-        'invalid_payment',
-        `The payment matches none of the offered rails: ${mismatch(requirements, payment.accepted)}`,
-        await paymentRequired('No matching payment requirements'),
-      )
-    }
-    const echo = state.server.validateExtensions(await offer, payment)
-    if (!echo.valid) {
-      throw new PaymentRequiredError(
-        'invalid_payment',
-        `The payment altered the "${echo.extensionKey}" extension it echoes`,
-        await paymentRequired(echo.invalidReason),
-      )
-    }
-
-    const identifier = paymentIdentifierOf(payment)
-    if (!identifier.valid) {
-      throw new PaymentRequiredError(
-        'invalid_payment',
-        `The payment's payment-identifier extension is invalid: ${identifier.reason}`,
-        await paymentRequired('invalid_payload'),
-      )
-    }
+    const network = presented.matched.network
+    const checked = accepted(await runner.check(call.tool, sourceOf(call)))
+    if (!('bytes' in checked)) return refuse(call, checked, network)
 
     // A full pool refuses the call before anything is verified (nothing reserved: see admit()).
     const admission = runner.admit()
-    const keys = [paymentKey(payment)]
-    if (identifier.id) keys.unshift(idempotencyKey(identifier.id))
-    return paid(
-      { ...call, extensions },
-      state,
-      payment,
-      matched,
-      parsed.data,
-      admission,
-      keys,
-      paymentRequired,
+    const fp: CallFingerprint = { tool: call.tool.id, inputDigest: checked.digest }
+    const keys = [presented.identity.key]
+    if (presented.id) keys.unshift(idempotencyKey(presented.id))
+    const held = await claimAll(guard, keys, pendingRecord(fp, presented.identity))
+    const ctx: Context = { call, state, offer, presented, checked, fp, admission, keys }
+    if (held) return onHeld(ctx, held.key, held.record)
+    return fresh(ctx)
+  }
+
+  /** The 402 of an unpaid request, with the free input check of a body that came with it. */
+  async function unpaid(call: PaidCall, offer: Offer): Promise<never> {
+    let inputCheck: InputCheck | undefined
+    if (call.source && call.source.body.length > 0) {
+      inputCheck = inputCheckOf(await runner.check(call.tool, call.source))
+    }
+    throw new PaymentRequiredError(
+      'payment_required',
+      `Payment required: ${call.tool.path} costs ${call.tool.price} atomic USDC`,
+      await offer.unpaid(),
+      inputCheck ? { inputCheck } : {},
     )
   }
 
-  /** Runs a guard write whose failure must not change the call's answer (the record expires). */
-  async function quietly(what: string, write: () => Promise<void>): Promise<void> {
+  /** A call whose keys are all its own: verify, run, settle. */
+  async function fresh(ctx: Context): Promise<PaidResult> {
+    const { call, state, presented, offer } = ctx
+    const records = callRecords(guard, ctx.keys)
+    const event = eventOf(ctx)
+    let verdict: Awaited<ReturnType<typeof verifyPayment>>
     try {
-      await write()
+      verdict = await verifyPayment(
+        link,
+        state,
+        presented.payment,
+        presented.matched,
+        offer.extensions,
+      )
     } catch (error) {
-      logger.error({ err: describeError(error), op: what }, 'guard write failed')
+      await records.release()
+      throw error
     }
+    if (!verdict.valid) {
+      await records.release()
+      note(call, 'verify_failed', event.network, verdict.reason)
+      await chargeAfter(call)
+      throw new PaymentRequiredError(
+        'payment_verification_failed',
+        `The facilitator rejected the payment: ${verdict.reason}`,
+        await offer.refusal(verdict.reason),
+      )
+    }
+    await emit({ ...event, outcome: 'verified', payer: verdict.payer })
+    const payer = verdict.payer ? payerHash(verdict.payer) : undefined
+    let result: JsonResult
+    try {
+      result = await runThenMaySettle(ctx)
+    } catch (error) {
+      await records.release()
+      await emit({ ...event, outcome: 'tool_failed_unsettled', payer: verdict.payer })
+      if (error instanceof ToolError || error instanceof ToolTimeoutError) await chargeAfter(call)
+      throw error
+    }
+    return settleAndRecord(ctx, records, result, payer, verdict.payer)
   }
 
   /**
-   * Claims every key of the call, in order; on the first held one, frees those claimed and
-   * returns its record.
+   * Runs the tool, then checks that a settlement may still start (shutdown).
    *
-   * @throws {GuardUnavailableError} the shared guard is unreachable (those claimed are freed)
+   * @throws {ToolError} the tool's refusal, or `tool_failed` for anything unexpected
    */
-  async function claimAll(
-    keys: readonly string[],
-    call: CallFingerprint,
-  ): Promise<GuardRecord | undefined> {
-    const claimed: string[] = []
-    const freeClaimed = () =>
-      Promise.all(claimed.map((k) => quietly('release', () => guard.release(k))))
-    for (const key of keys) {
-      let answer: Awaited<ReturnType<SettlementGuard['claim']>>
-      try {
-        answer = await guard.claim(key, call)
-      } catch (error) {
-        await freeClaimed()
-        throw error
-      }
-      if (answer.state === 'claimed') {
-        claimed.push(key)
-        continue
-      }
-      await freeClaimed()
-      return answer
-    }
-    return undefined
-  }
-
-  async function paid(
-    call: PaidCall,
-    state: LiveState,
-    payment: PaymentPayload,
-    matched: PaymentRequirements,
-    input: unknown,
-    admission: Admission,
-    keys: readonly string[],
-    paymentRequired: (error: string) => Promise<PaymentRequired>,
-  ): Promise<PaidResult> {
-    const { tool, extensions } = call
-    const fp = fingerprint(tool.id, input)
-    const held = await claimAll(keys, fp)
-    if (held) return replayOrRefuse(held, fp, tool, input, admission, paymentRequired)
-    const releaseAll = () =>
-      Promise.all(keys.map((k) => quietly('release', () => guard.release(k))))
-    const spendAll = () => Promise.all(keys.map((k) => quietly('spend', () => guard.spend(k, fp))))
-    const event = { tool: tool.id, transport: call.transport, network: matched.network }
-
-    let payer: string | undefined
+  async function runThenMaySettle(ctx: Context): Promise<JsonResult> {
     try {
-      const verified = await verify(state, payment, matched, extensions)
-      payer = verified.payer
-      if (!verified.isValid) {
-        const reason = verified.invalidReason ?? 'invalid_payment'
-        throw new PaymentRequiredError(
-          'payment_verification_failed',
-          `The facilitator rejected the payment: ${reason}`,
-          await paymentRequired(reason),
-        )
-      }
-    } catch (error) {
-      await releaseAll()
-      throw error
-    }
-    await emit({ ...event, amount: matched.amount, outcome: 'verified', payer })
-
-    let result: JsonResult
-    try {
-      result = await admission.run(tool, input, env.nowSeconds())
+      const result = await ctx.admission.run(ctx.call.tool, ctx.checked, env.nowSeconds())
       if (options.canSettle && !options.canSettle()) {
         throw new ShuttingDownError(
           'The service is shutting down and could not settle this call in time; nothing was charged',
         )
       }
+      return result
     } catch (error) {
-      await releaseAll()
-      await emit({ ...event, amount: matched.amount, outcome: 'tool_failed_unsettled', payer })
       if (
         error instanceof ToolError ||
         error instanceof ToolTimeoutError ||
@@ -465,137 +367,320 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       }
       // The name only: a message may quote the input.
       logger.error(
-        { tool: tool.id, err: error instanceof Error ? error.name : typeof error },
+        { tool: ctx.call.tool.id, err: error instanceof Error ? error.name : typeof error },
         'tool threw an unexpected error',
       )
       throw new ToolError('tool_failed', 'The tool failed on this input; nothing was charged')
     }
-
-    let settlement: SettleResponse
-    try {
-      settlement = await settle(state, payment, matched, extensions)
-    } catch (error) {
-      await spendAll()
-      await emit({ ...event, amount: matched.amount, outcome: 'settle_failed', payer })
-      throw error
-    }
-    if (!settlement.success) {
-      await spendAll()
-      await emit({ ...event, amount: matched.amount, outcome: 'settle_failed', payer })
-      const reason = settlement.errorReason ?? 'settlement_failed'
-      throw new PaymentRequiredError(
-        'settlement_failed',
-        `Settlement failed: ${reason}; the result is withheld`,
-        await paymentRequired(reason),
-        { settlement },
-      )
-    }
-    // The record for replays: fingerprint and SettleResponse, never the payer.
-    const { payer: _payer, ...recorded } = settlement
-    await Promise.all(keys.map((k) => quietly('settle', () => guard.settle(k, fp, recorded))))
-    await emit({
-      ...event,
-      amount: settlement.amount ?? matched.amount,
-      outcome: 'settled',
-      payer: settlement.payer ?? payer,
-    })
-    return { result, settlement }
   }
 
   /**
-   * Answers a call whose payment (or payment-identifier id) the guard holds: a replay of the
-   * settled call with the same fingerprint, else 409 (in progress) or 402 (spent, or another
-   * call).
+   * Settles a call whose tool ran, and records what became of it under every key of the call.
+   *
+   * @param payer - the payer's keyed hash (for the records)
+   * @param rawPayer - the payer address as verify gave it (for the telemetry event only)
    */
-  async function replayOrRefuse(
-    held: GuardRecord,
-    fp: CallFingerprint,
-    tool: ToolDefinition,
-    input: unknown,
-    admission: Admission,
-    paymentRequired: (error: string) => Promise<PaymentRequired>,
+  async function settleAndRecord(
+    ctx: Context,
+    records: CallRecords,
+    result: JsonResult,
+    payer: string | undefined,
+    rawPayer: string | undefined,
   ): Promise<PaidResult> {
-    const window = `${DUPLICATE_WINDOW_MS / 1000} seconds`
-    if (held.state === 'settled' && sameCall(held.call, fp)) {
-      // Deterministic tools: the same tool and input give the same result. Nothing is verified
-      // or settled; a failure here (overloaded, shutting down) charges nothing more.
-      const result = await admission.run(tool, input, env.nowSeconds())
-      logger.info({ tool: tool.id }, 'paid call replayed')
-      return { result, settlement: held.settlement, replayed: true }
-    }
-    if (held.state === 'pending' && sameCall(held.call, fp)) {
-      throw new PaymentInProgressError(
-        'This payment is being processed by another request; retry after Retry-After for its result',
-      )
-    }
-    const why = {
-      spent: `was already sent to settlement in the last ${window}`,
-      settled: `already paid for a different call (tool or input) in the last ${window}`,
-      pending: 'is being used for a different call (tool or input) right now',
-    }[held.state]
-    throw new PaymentRequiredError(
-      'duplicate_settlement',
-      `This payment ${why}; sign a new one`,
-      await paymentRequired('duplicate_settlement'),
+    const { call, state, presented, offer, fp } = ctx
+    const event = eventOf(ctx)
+    const outcome = await settlePayment(
+      link,
+      state,
+      presented.payment,
+      presented.matched,
+      offer.extensions,
     )
-  }
-
-  async function verify(
-    state: LiveState,
-    payment: PaymentPayload,
-    requirements: PaymentRequirements,
-    extensions: Record<string, unknown> | undefined,
-  ) {
-    try {
-      const response = await state.server.verifyPayment(payment, requirements, extensions)
-      link.observe()
-      return response
-    } catch (error) {
-      // A facilitator 4xx carrying a VerifyResponse is a verdict on the payment, not an outage.
-      if (error instanceof VerifyError && error.statusCode < 500) {
-        link.observe()
-        return {
-          isValid: false,
-          invalidReason: error.invalidReason ?? 'invalid_payment',
-          ...(error.payer ? { payer: error.payer } : {}),
-        }
+    const base = {
+      call: fp,
+      payment: presented.identity.key,
+      proof: presented.identity.proof,
+      ...(payer ? { payer } : {}),
+    }
+    switch (outcome.kind) {
+      case 'settled': {
+        // The record for replays: fingerprint and SettleResponse, never the payer address.
+        const { payer: settledPayer, ...recorded } = outcome.settlement
+        await records.put({ ...base, state: 'settled', settlement: recorded })
+        await emit({
+          ...event,
+          amount: outcome.settlement.amount ?? event.amount,
+          outcome: 'settled',
+          payer: settledPayer ?? rawPayer,
+        })
+        call.quota?.reward()
+        return { result, settlement: outcome.settlement, inputDigest: fp.inputDigest }
       }
-      link.observe(error)
-      logger.warn({ err: describeError(error) }, 'facilitator verify failed')
-      throw new FacilitatorUnavailableError(
-        'Payment facilitator is unavailable; nothing was run or charged',
-      )
+      case 'failed': {
+        await records.put({ ...base, state: 'spent' })
+        await emit({ ...event, outcome: 'settle_failed', payer: rawPayer })
+        await chargeAfter(call)
+        const reason = outcome.settlement.errorReason ?? 'settlement_failed'
+        throw new PaymentRequiredError(
+          'settlement_failed',
+          `Settlement failed: ${reason}; the result is withheld`,
+          await offer.refusal(reason),
+          { settlement: outcome.settlement },
+        )
+      }
+      case 'unknown': {
+        await records.put({ ...base, state: 'unknown' })
+        await emit({ ...event, outcome: 'settle_failed', payer: rawPayer })
+        note(call, 'settle_unknown', event.network)
+        throw new SettlementUnknownError()
+      }
+      case 'unsent': {
+        // Nothing reached the facilitator: the payment did not move and may be sent again.
+        await records.release()
+        await emit({ ...event, outcome: 'settle_failed', payer: rawPayer })
+        throw new FacilitatorUnavailableError(
+          'Payment facilitator is unavailable during settlement; the result is withheld and nothing was charged: retry the same payment',
+        )
+      }
     }
   }
 
-  async function settle(
-    state: LiveState,
-    payment: PaymentPayload,
-    requirements: PaymentRequirements,
-    extensions: Record<string, unknown> | undefined,
-  ): Promise<SettleResponse> {
-    try {
-      const response = await state.server.settlePayment(payment, requirements, extensions)
-      link.observe()
-      return response
-    } catch (error) {
-      if (error instanceof SettleError && error.statusCode < 500) {
-        link.observe()
+  /**
+   * Answers a call whose payment or `payment-identifier` id the guard holds. Every answer costs
+   * the client a point first. The holder's record is answered for only to its payer: a request
+   * presenting the very payment of the record (same authorization and signature), or one whose
+   * own payment verifies (verify, never settle) to the same payer. Anyone else gets 409
+   * `payment_identifier_conflict` whatever the tool and input, or 409 `payment_in_progress`
+   * while the record is pending, so nothing is learnt about the call that holds the id.
+   */
+  async function onHeld(ctx: Context, key: string, record: GuardRecord): Promise<PaidResult> {
+    const { call, presented } = ctx
+    await call.quota?.charge()
+    const network = presented.matched.network
+    const samePayment =
+      record.payment === presented.identity.key && record.proof === presented.identity.proof
+    if (!samePayment) {
+      if (record.state === 'pending') {
+        note(call, 'refused', network, 'payment_in_progress')
+        throw inProgress()
+      }
+      const verdict = await verifyPayment(
+        link,
+        ctx.state,
+        presented.payment,
+        presented.matched,
+        ctx.offer.extensions,
+      )
+      if (
+        !verdict.valid ||
+        !verdict.payer ||
+        !record.payer ||
+        payerHash(verdict.payer) !== record.payer
+      ) {
+        note(call, 'refused', network, 'payment_identifier_conflict')
+        throw new PaymentIdentifierConflictError()
+      }
+    }
+    return ownRecord(ctx, key, record, samePayment)
+  }
+
+  /** Answers the payer of a held record (see {@link onHeld}). */
+  async function ownRecord(
+    ctx: Context,
+    key: string,
+    record: GuardRecord,
+    samePayment: boolean,
+  ): Promise<PaidResult> {
+    const { call, fp } = ctx
+    const network = ctx.presented.matched.network
+    const duplicate = async (why: string): Promise<never> => {
+      note(call, 'refused', network, 'duplicate_settlement')
+      throw new PaymentRequiredError(
+        'duplicate_settlement',
+        `This payment ${why}; sign a new one`,
+        await ctx.offer.refusal('duplicate_settlement'),
+      )
+    }
+    const same = sameCall(record.call, fp)
+    switch (record.state) {
+      case 'settled': {
+        if (!same)
+          return duplicate(
+            `already paid for a different call (tool or input) in the last ${WINDOW}`,
+          )
+        const count = await guard.countReplay(record.payment)
+        if (count > replayLimit) {
+          return duplicate(
+            `was already answered ${replayLimit} more times (REPLAY_LIMIT) in the last ${WINDOW}: its replays are used up`,
+          )
+        }
+        // Deterministic tools: the same tool and input give the same result. Nothing is verified
+        // or settled; a failure here (overloaded, shutting down) charges nothing more.
+        const result = await ctx.admission.run(call.tool, ctx.checked, env.nowSeconds())
+        note(call, 'replayed', network)
+        logger.info({ tool: call.tool.id, replay: count }, 'paid call replayed')
         return {
-          success: false,
-          errorReason: error.errorReason ?? 'settlement_failed',
-          transaction: error.transaction ?? '',
-          network: requirements.network,
-          ...(error.payer ? { payer: error.payer } : {}),
+          result,
+          settlement: record.settlement as SettleResponse,
+          inputDigest: fp.inputDigest,
+          replayed: true,
         }
       }
-      link.observe(error)
-      logger.warn({ err: describeError(error) }, 'facilitator settle failed')
-      throw new FacilitatorUnavailableError(
-        'Payment facilitator is unavailable during settlement; the result is withheld',
-      )
+      case 'pending':
+        if (same) {
+          note(call, 'refused', network, 'payment_in_progress')
+          throw inProgress()
+        }
+        return duplicate('is being used for a different call (tool or input) right now')
+      case 'spent':
+        return duplicate(`was already sent to settlement in the last ${WINDOW}, which failed`)
+      case 'unknown':
+        if (!same)
+          return duplicate(
+            `already paid for a different call (tool or input) in the last ${WINDOW}`,
+          )
+        if (!samePayment) {
+          note(call, 'refused', network, 'settlement_unknown')
+          throw new SettlementUnknownError(
+            'An earlier payment under this payment-identifier id was sent to settlement with an unknown outcome; retry with that same payment to settle it, not a new one',
+          )
+        }
+        return resettle(ctx, key, record)
     }
   }
 
-  return { execute, checkInput, link, runner }
+  /**
+   * Retries the settlement of a payment whose outcome was unknown: takes the record back
+   * atomically (one retry at a time), runs the tool again, asks the facilitator to settle the same
+   * payment again, and records what became of it. While the outcome stays unknown the record stays
+   * `unknown` (the first attempt may have landed): it is never released.
+   */
+  async function resettle(ctx: Context, key: string, record: GuardRecord): Promise<PaidResult> {
+    const { call } = ctx
+    if (!(await guard.reclaim(key, record.proof, { ...record, state: 'pending' }))) {
+      note(call, 'refused', ctx.presented.matched.network, 'payment_in_progress')
+      throw inProgress()
+    }
+    const records = callRecords(guard, ctx.keys)
+    const held: CallRecords = {
+      put: (r) => records.put(r),
+      // Never free a payment that may have moved: back to `unknown`.
+      release: () => records.put({ ...record, state: 'unknown' }),
+    }
+    let result: JsonResult
+    try {
+      result = await runThenMaySettle(ctx)
+    } catch (error) {
+      await held.release()
+      throw error
+    }
+    try {
+      return await settleAndRecord(ctx, held, result, record.payer, undefined)
+    } catch (error) {
+      if (error instanceof FacilitatorUnavailableError) throw new SettlementUnknownError()
+      throw error
+    }
+  }
+
+  return { execute, link, runner }
+}
+
+/** The per-call state the steps share. */
+interface Context {
+  call: PaidCall
+  state: LiveState
+  offer: Offer
+  presented: PresentedPayment
+  checked: CheckedInput
+  fp: CallFingerprint
+  admission: Admission
+  keys: string[]
+}
+
+/** The telemetry event of a call, before its outcome. */
+function eventOf(ctx: Context): Omit<PaymentEvent, 'outcome'> {
+  return {
+    tool: ctx.call.tool.id,
+    transport: ctx.call.transport,
+    network: ctx.presented.matched.network,
+    amount: ctx.presented.matched.amount,
+  }
+}
+
+/** A point charged after the answer is known; a refusal then is not worth a 429. */
+async function chargeAfter(call: PaidCall): Promise<void> {
+  try {
+    await call.quota?.charge()
+  } catch {
+    // Over the limit: the work is done; the next request of this client meets the limit.
+  }
+}
+
+function inProgress(): PaymentInProgressError {
+  return new PaymentInProgressError(
+    'This payment is being processed by another request; retry after Retry-After for its result',
+  )
+}
+
+/** The input source of a paid call; an HTTP request without a body has an empty one. */
+function sourceOf(call: PaidCall): InputSource {
+  return call.source ?? { body: new Uint8Array(0) }
+}
+
+/**
+ * A paid call's checked input, or the error that refuses it (400, before verify).
+ *
+ * @example accepted({ status: 'invalid_json', message: '…' }) // an InvalidJsonError
+ */
+function accepted(outcome: CheckOutcome): CheckedInput | (Error & { code: string }) {
+  switch (outcome.status) {
+    case 'ok':
+      return { bytes: outcome.bytes, digest: outcome.digest }
+    case 'absent':
+      return new InvalidJsonError('A JSON request body is required')
+    case 'invalid_json':
+      return new InvalidJsonError(outcome.message)
+    case 'invalid':
+      return new InvalidInputError(outcome.issues)
+    case 'refused':
+      return new ToolError(outcome.error.code, outcome.error.message, outcome.error.details)
+    case 'crash':
+      logger.error({ err: outcome.name }, 'input check failed unexpectedly')
+      return new ToolError(
+        'tool_failed',
+        'The input check failed on this input; nothing was charged',
+      )
+  }
+}
+
+/**
+ * The free input check of an unpaid request: what a paid call with this body would be refused
+ * for, or `valid`. A tool's shape refusal is an issue with its `code`.
+ */
+function inputCheckOf(outcome: CheckOutcome): InputCheck | undefined {
+  switch (outcome.status) {
+    case 'ok':
+      return { valid: true, errors: [] }
+    case 'absent':
+      return undefined
+    case 'invalid_json':
+      return { valid: false, errors: [{ path: '', message: outcome.message }] }
+    case 'invalid':
+      return { valid: false, errors: outcome.issues }
+    case 'refused': {
+      const field = outcome.error.details?.field
+      const path =
+        typeof field === 'string'
+          ? field.startsWith('/') || field === ''
+            ? field
+            : `/${field}`
+          : ''
+      return {
+        valid: false,
+        errors: [{ path, message: outcome.error.message, code: outcome.error.code }],
+      }
+    }
+    case 'crash':
+      return { valid: false, errors: [{ path: '', message: 'The input could not be checked' }] }
+  }
 }

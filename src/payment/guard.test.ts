@@ -6,34 +6,25 @@ import { GuardUnavailableError } from './errors.js'
 import {
   createMemoryGuard,
   DUPLICATE_WINDOW_MS,
-  fingerprint,
+  type GuardRecord,
   idempotencyKey,
-  paymentKey,
   type SettlementGuard,
   sameCall,
 } from './guard.js'
 import { createRedisGuard } from './redis-guard.js'
 
-const call = fingerprint('hash', { input: 'abc', algorithm: 'SHA-256' })
+const call = { tool: 'hash', inputDigest: 'ab'.repeat(32) }
 const settlement = { success: true, transaction: '0xtx', network: 'eip155:8453' } as const
+const pending: GuardRecord = { state: 'pending', call, payment: 'pay:p1', proof: 'proof1' }
+const settled: GuardRecord = { ...pending, state: 'settled', payer: 'payer1', settlement }
+const unknown: GuardRecord = { ...pending, state: 'unknown', payer: 'payer1' }
 
-describe('keys and fingerprints', () => {
-  it('digests the RFC 8785 form of the input: key order and number spelling do not matter', () => {
-    expect(fingerprint('hash', { b: 1, a: 'x' })).toEqual(fingerprint('hash', { a: 'x', b: 1.0 }))
-    // SHA-256 of the RFC 8785 text {"a":"x","b":1} (sha256sum of those 15 bytes)
-    expect(fingerprint('hash', { b: 1, a: 'x' }).inputDigest).toBe(
-      'cdab067e9f3beb32d1252cfd63e492592fecbf591b0d08cadb24bb17f3864246',
-    )
-    expect(sameCall(fingerprint('hash', { a: 1 }), fingerprint('hmac', { a: 1 }))).toBe(false)
-    expect(sameCall(fingerprint('hash', { a: 1 }), fingerprint('hash', { a: 2 }))).toBe(false)
-  })
-
-  it('keys a payload by SHA-256 of its canonical payload, and an id alone (every rail)', () => {
-    const a = paymentKey({ x402Version: 2, accepted: {} as never, payload: { b: 2, a: 1 } })
-    const b = paymentKey({ x402Version: 2, accepted: {} as never, payload: { a: 1, b: 2 } })
-    expect(a).toBe(b)
-    expect(a).toMatch(/^pay:[0-9a-f]{64}$/)
+describe('keys', () => {
+  it('keys a payment-identifier id alone (every rail; the record names its payment and payer)', () => {
     expect(idempotencyKey('pay_0123456789abcdef')).toBe('id:pay_0123456789abcdef')
+    expect(sameCall(call, { ...call })).toBe(true)
+    expect(sameCall(call, { ...call, tool: 'hmac' })).toBe(false)
+    expect(sameCall(call, { ...call, inputDigest: 'cd'.repeat(32) })).toBe(false)
   })
 })
 
@@ -42,38 +33,62 @@ function contract(name: string, make: () => SettlementGuard) {
   describe(`${name}: the guard contract`, () => {
     const key = () => `pay:${randomUUID()}`
 
-    it('claims a free key once; a second claim sees it pending with its fingerprint', async () => {
+    it('claims a free key once; a second claim sees the record that holds it', async () => {
       const guard = make()
       const k = key()
-      expect(await guard.claim(k, call)).toEqual({ state: 'claimed' })
-      expect(await guard.claim(k, call)).toEqual({ state: 'pending', call })
+      expect(await guard.claim(k, pending)).toEqual({ state: 'claimed' })
+      expect(await guard.claim(k, { ...pending, proof: 'other' })).toEqual({
+        state: 'held',
+        record: pending,
+      })
     })
 
     it('frees a released key at once', async () => {
       const guard = make()
       const k = key()
-      await guard.claim(k, call)
+      await guard.claim(k, pending)
       await guard.release(k)
-      expect(await guard.claim(k, call)).toEqual({ state: 'claimed' })
+      expect(await guard.claim(k, pending)).toEqual({ state: 'claimed' })
     })
 
-    it('keeps a settled call with its SettleResponse, and a spent payment', async () => {
+    it("keeps a settled call with its SettleResponse and its payer's keyed hash", async () => {
       const guard = make()
-      const [s, x] = [key(), key()]
-      await guard.claim(s, call)
-      await guard.settle(s, call, settlement)
-      expect(await guard.claim(s, call)).toEqual({ state: 'settled', call, settlement })
-      await guard.claim(x, call)
-      await guard.spend(x, call)
-      expect(await guard.claim(x, call)).toEqual({ state: 'spent', call })
+      const k = key()
+      await guard.claim(k, pending)
+      await guard.put(k, settled)
+      expect(await guard.claim(k, pending)).toEqual({ state: 'held', record: settled })
     })
 
     it('lets exactly one of 20 concurrent claims of a key through', async () => {
       const guard = make()
       const k = key()
-      const answers = await Promise.all(Array.from({ length: 20 }, () => guard.claim(k, call)))
+      const answers = await Promise.all(Array.from({ length: 20 }, () => guard.claim(k, pending)))
       expect(answers.filter((a) => a.state === 'claimed')).toHaveLength(1)
-      expect(answers.filter((a) => a.state === 'pending')).toHaveLength(19)
+      expect(answers.filter((a) => a.state === 'held')).toHaveLength(19)
+    })
+
+    it('counts the replays of a settled payment, atomically', async () => {
+      const guard = make()
+      const payment = key()
+      const counts = await Promise.all(Array.from({ length: 10 }, () => guard.countReplay(payment)))
+      expect(counts.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+      expect(await guard.countReplay(key())).toBe(1)
+    })
+
+    it('hands an unknown settlement back to exactly one retry, and only for its proof', async () => {
+      const guard = make()
+      const k = key()
+      await guard.claim(k, pending)
+      await guard.put(k, unknown)
+      expect(await guard.reclaim(k, 'not the proof', pending)).toBe(false)
+      const takes = await Promise.all(
+        Array.from({ length: 10 }, () => guard.reclaim(k, unknown.proof, pending)),
+      )
+      expect(takes.filter(Boolean)).toHaveLength(1)
+      expect(await guard.claim(k, pending)).toEqual({ state: 'held', record: pending })
+      // A settled record is never taken back.
+      await guard.put(k, settled)
+      expect(await guard.reclaim(k, settled.proof, pending)).toBe(false)
     })
   })
 }
@@ -81,15 +96,18 @@ function contract(name: string, make: () => SettlementGuard) {
 contract('memory', () => createMemoryGuard())
 
 describe('memory guard: the window and its bound', () => {
-  it('holds a record for exactly the duplicate window', async () => {
+  it('holds a record, and a replay count, for exactly the duplicate window', async () => {
     let t = 1_000_000
     const guard = createMemoryGuard(() => t)
-    await guard.claim('k', call)
-    await guard.settle('k', call, settlement)
+    await guard.claim('k', pending)
+    await guard.put('k', settled)
+    expect(await guard.countReplay('pay:p1')).toBe(1)
     t += DUPLICATE_WINDOW_MS - 1
-    expect((await guard.claim('k', call)).state).toBe('settled')
+    expect(await guard.claim('k', pending)).toEqual({ state: 'held', record: settled })
+    expect(await guard.countReplay('pay:p1')).toBe(2)
     t += 1
-    expect(await guard.claim('k', call)).toEqual({ state: 'claimed' })
+    expect(await guard.claim('k', pending)).toEqual({ state: 'claimed' })
+    expect(await guard.countReplay('pay:p1')).toBe(1)
   })
 
   it('holds no more than one window of records', async () => {
@@ -97,11 +115,13 @@ describe('memory guard: the window and its bound', () => {
     const guard = createMemoryGuard(() => t)
     for (let i = 0; i < 1000; i++) {
       t += 1000
-      await guard.claim(`k${i}`, call)
-      await guard.settle(`k${i}`, call, settlement)
+      await guard.claim(`k${i}`, pending)
+      await guard.put(`k${i}`, settled)
+      await guard.countReplay(`pay:${i}`)
     }
-    // One claim a second: the window keeps the last 120 (plus up to a second before a sweep).
-    expect(guard.size()).toBeLessThanOrEqual(DUPLICATE_WINDOW_MS / 1000 + 1)
+    // One call a second: the window keeps the last 120 records and counts (plus up to a second
+    // before a sweep).
+    expect(guard.size()).toBeLessThanOrEqual(2 * (DUPLICATE_WINDOW_MS / 1000 + 1))
   })
 })
 
@@ -125,18 +145,17 @@ describe('Redis guard', () => {
 
   contract('redis', () => createRedisGuard({ client: redis.client, prefix }))
 
-  it('stores the fingerprint and SettleResponse only, and sets the window as the key TTL', async () => {
+  it('stores the record only (no input, result or address), with the window as the key TTL', async () => {
     const guard = createRedisGuard({ client: redis.client, prefix })
-    await guard.claim('pay:ttl', call)
-    await guard.settle('pay:ttl', call, settlement)
-    const ttl = await redis.client.pttl(`${prefix}pay:ttl`)
-    expect(ttl).toBeGreaterThan(DUPLICATE_WINDOW_MS - 5_000)
-    expect(ttl).toBeLessThanOrEqual(DUPLICATE_WINDOW_MS)
-    expect(JSON.parse((await redis.client.get(`${prefix}pay:ttl`)) ?? '')).toEqual({
-      state: 'settled',
-      call,
-      settlement,
-    })
+    await guard.claim('pay:ttl', pending)
+    await guard.put('pay:ttl', settled)
+    await guard.countReplay('pay:ttl')
+    for (const k of ['pay:ttl', 'replays:pay:ttl']) {
+      const ttl = await redis.client.pttl(`${prefix}${k}`)
+      expect(ttl).toBeGreaterThan(DUPLICATE_WINDOW_MS - 5_000)
+      expect(ttl).toBeLessThanOrEqual(DUPLICATE_WINDOW_MS)
+    }
+    expect(JSON.parse((await redis.client.get(`${prefix}pay:ttl`)) ?? '')).toEqual(settled)
   })
 
   it('shares claims between two connections (two instances)', async () => {
@@ -144,9 +163,9 @@ describe('Redis guard', () => {
     try {
       const a = createRedisGuard({ client: redis.client, prefix })
       const b = createRedisGuard({ client: other.client, prefix })
-      expect(await a.claim('pay:shared', call)).toEqual({ state: 'claimed' })
-      await a.settle('pay:shared', call, settlement)
-      expect(await b.claim('pay:shared', call)).toEqual({ state: 'settled', call, settlement })
+      expect(await a.claim('pay:shared', pending)).toEqual({ state: 'claimed' })
+      await a.put('pay:shared', settled)
+      expect(await b.claim('pay:shared', pending)).toEqual({ state: 'held', record: settled })
     } finally {
       await other.close()
     }
@@ -156,13 +175,17 @@ describe('Redis guard', () => {
     const guard = createRedisGuard({ client: redis.client, prefix })
     await server.stop()
     const started = performance.now()
-    await expect(guard.claim('pay:down', call)).rejects.toBeInstanceOf(GuardUnavailableError)
+    await expect(guard.claim('pay:down', pending)).rejects.toBeInstanceOf(GuardUnavailableError)
     expect(performance.now() - started).toBeLessThan(1_000)
+    await expect(guard.countReplay('pay:down')).rejects.toBeInstanceOf(GuardUnavailableError)
+    await expect(guard.reclaim('pay:down', 'p', pending)).rejects.toBeInstanceOf(
+      GuardUnavailableError,
+    )
     await server.start()
     const deadline = Date.now() + 10_000
     while (redis.state().status !== 'ready' && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20))
     }
-    expect(await guard.claim('pay:down', call)).toEqual({ state: 'claimed' })
+    expect(await guard.claim('pay:down', pending)).toEqual({ state: 'claimed' })
   })
 })

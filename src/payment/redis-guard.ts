@@ -1,12 +1,7 @@
 import type { Redis } from 'ioredis'
 import { logger } from '../logger.js'
 import { GuardUnavailableError } from './errors.js'
-import {
-  type CallFingerprint,
-  DUPLICATE_WINDOW_MS,
-  type GuardRecord,
-  type SettlementGuard,
-} from './guard.js'
+import { DUPLICATE_WINDOW_MS, type GuardRecord, type SettlementGuard } from './guard.js'
 
 /** Options of {@link createRedisGuard}. */
 export interface RedisGuardOptions {
@@ -48,20 +43,42 @@ function parse(raw: string | null): GuardRecord | undefined {
 }
 
 /**
+ * `countReplay`: INCR of the payment's replay counter, whose window starts with the first replay.
+ * KEYS[1] the counter, ARGV[1] the window in milliseconds.
+ */
+const COUNT_REPLAY = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`
+
+/**
+ * `reclaim`: compare-and-set of an `unknown` record. KEYS[1] the key, ARGV[1] the proof it must
+ * hold, ARGV[2] the new record, ARGV[3] the window in milliseconds.
+ */
+const RECLAIM = `
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local ok, held = pcall(cjson.decode, raw)
+if not ok or held.state ~= 'unknown' or held.proof ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1`
+
+/**
  * The guard shared by every instance, on Redis: a claim is one atomic `SET key value NX PX 120000`
- * (so two instances can never both hold a payment), and every later state is a plain
- * `SET … PX 120000` of the JSON {@link GuardRecord} (fingerprint and SettleResponse only: no input,
- * result or payer). Every key expires after {@link DUPLICATE_WINDOW_MS}, so Redis holds at most one
- * window of calls.
+ * (so two instances can never both hold a payment), a later state a plain `SET … PX 120000` of the
+ * JSON {@link GuardRecord} (fingerprint, payment key and proof, the payer's keyed hash and the
+ * SettleResponse: no input, result or payer address), and the two read-modify-writes (the replay
+ * count, taking back an `unknown` record) are Lua scripts, atomic in Redis. Every key expires
+ * after {@link DUPLICATE_WINDOW_MS}, so Redis holds at most one window of calls.
  *
  * Fails closed: a command that fails or outlasts the client's command timeout rejects with
  * {@link GuardUnavailableError}, and the gate refuses the call before verify. A connection that is
- * not ready (starting, reconnecting) is waited for at most `readyWaitMs` first, so a claim takes at
- * most about twice REDIS_TIMEOUT_MS before it fails.
+ * not ready (starting, reconnecting) is waited for at most `readyWaitMs` first, so a command takes
+ * at most about twice REDIS_TIMEOUT_MS before it fails.
  *
  * @example
  * const guard = createRedisGuard({ client: createRedis({ url, timeoutMs: 500 }).client })
- * await guard.claim('pay:5f1c…', { tool: 'hash', inputDigest: '8f0c…' }) // { state: 'claimed' }
+ * await guard.claim('pay:5f1c…', pendingRecord) // { state: 'claimed' }
  */
 export function createRedisGuard(options: RedisGuardOptions): SettlementGuard {
   const { client } = options
@@ -83,34 +100,45 @@ export function createRedisGuard(options: RedisGuardOptions): SettlementGuard {
       throw new GuardUnavailableError()
     }
   }
-  const put = (key: string, record: GuardRecord) =>
-    guarded('set', () =>
-      client.set(prefix + key, JSON.stringify(record), 'PX', DUPLICATE_WINDOW_MS),
-    ).then(() => undefined)
+  const window = String(DUPLICATE_WINDOW_MS)
 
   return {
-    async claim(key, call: CallFingerprint) {
-      const pending: GuardRecord = { state: 'pending', call }
+    async claim(key, record) {
       return guarded('claim', async () => {
         const set = await client.set(
           prefix + key,
-          JSON.stringify(pending),
+          JSON.stringify(record),
           'PX',
           DUPLICATE_WINDOW_MS,
           'NX',
         )
         if (set === 'OK') return { state: 'claimed' as const }
-        // Held: read what holds it. If it expired in between, report it as pending: the caller
-        // answers "in progress" and the client's retry claims it.
-        return parse(await client.get(prefix + key)) ?? pending
+        // Held: read what holds it. If it expired in between, report this very record as
+        // pending: the caller answers "in progress" and the client's retry claims it.
+        return { state: 'held' as const, record: parse(await client.get(prefix + key)) ?? record }
       })
+    },
+    async put(key, record) {
+      await guarded('set', () =>
+        client.set(prefix + key, JSON.stringify(record), 'PX', DUPLICATE_WINDOW_MS),
+      )
     },
     async release(key) {
       // Only the claimant releases, and its claim (bounded by the paid-call budget, well inside
       // the window) cannot have expired and been taken over in between.
       await guarded('release', () => client.del(prefix + key))
     },
-    spend: (key, call) => put(key, { state: 'spent', call }),
-    settle: (key, call, settlement) => put(key, { state: 'settled', call, settlement }),
+    async countReplay(payment) {
+      const count = await guarded('replay', () =>
+        client.eval(COUNT_REPLAY, 1, `${prefix}replays:${payment}`, window),
+      )
+      return Number(count)
+    },
+    async reclaim(key, proof, next) {
+      const done = await guarded('reclaim', () =>
+        client.eval(RECLAIM, 1, prefix + key, proof, JSON.stringify(next), window),
+      )
+      return Number(done) === 1
+    },
   }
 }

@@ -1,18 +1,21 @@
+import canonicalize from 'canonicalize'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
+import { frame } from './framed.js'
 import type { TaskOutcome, ToolTask } from './task.js'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
 /**
- * The worker side of a call: looks the tool up by id, parses its input and runs it with the clock
- * of the task. Never throws: the result comes back as UTF-8 JSON, a `ToolError` as plain data,
- * anything else as its error name.
+ * The worker side of a call: looks the tool up by id, parses its checked input and runs it with
+ * the clock of the task. Never throws: the result comes back as one buffer (the SHA-256 of its
+ * RFC 8785 form, then its UTF-8 JSON: `frame` in framed.ts), a `ToolError` as plain
+ * data, anything else as its error name.
  *
  * @param tools - the catalogue the worker loaded, by id
  * @example
- * runTask(byId, { tool: 'hash', input: encode('{"input":"abc","algorithm":"SHA-256"}'), nowSeconds: 0 })
- * // UTF-8 of {"algorithm":"SHA-256","hex":"ba78…",…}
+ * runTask(byId, { kind: 'run', tool: 'hash', input: encode('{"algorithm":"SHA-256","input":"abc"}'), nowSeconds: 0 })
+ * // <32 bytes of SHA-256> + UTF-8 of {"algorithm":"SHA-256","hex":"ba78…",…}
  */
 export function runTask(tools: ReadonlyMap<string, ToolDefinition>, task: ToolTask): TaskOutcome {
   const tool = tools.get(task.tool)
@@ -20,7 +23,8 @@ export function runTask(tools: ReadonlyMap<string, ToolDefinition>, task: ToolTa
   const env = { nowSeconds: () => task.nowSeconds }
   try {
     const input: unknown = JSON.parse(decoder.decode(task.input))
-    return encoder.encode(JSON.stringify(tool.run(input, env)))
+    const result = tool.run(input, env)
+    return frame(encoder.encode(JSON.stringify(result)), canonicalize(result) ?? '')
   } catch (error) {
     if (error instanceof ToolError) {
       return {

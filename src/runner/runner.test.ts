@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto'
+import canonicalize from 'canonicalize'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { logger } from '../logger.js'
 import { catalog } from '../tools/catalog.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
+import { checkedInput } from './check.js'
 import { OverloadedError, ToolTimeoutError } from './errors.js'
 import { createToolRunner, type ToolRunner, worstQueueWaitMs } from './runner.js'
 
@@ -34,7 +37,7 @@ afterEach(() => {
 
 /** Admits and runs one call. */
 const run = async (runner: ToolRunner, t: ToolDefinition, input: unknown, now = 0) =>
-  (await runner.admit().run(t, input, now)).value()
+  (await runner.admit().run(t, checkedInput(input), now)).value()
 
 const rejection = (promise: Promise<unknown>) =>
   promise.then(
@@ -47,7 +50,7 @@ describe('the tool runner', () => {
     const hash = tool('hash')
     const input = hash.input.parse({ input: 'abc' })
     expect(await run(tools, hash, input)).toEqual(hash.run(input, { nowSeconds: () => 0 }))
-    expect(tools.status()).toEqual({ running: 0, queued: 0, capacity: 3 })
+    expect(tools.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 3 })
   })
 
   it('passes the clock read on the main thread into the worker', async () => {
@@ -110,20 +113,20 @@ describe('the tool runner', () => {
     })
     expect(performance.now() - started).toBeGreaterThanOrEqual(490)
     expect(await run(fixtures, fixture('echo'), { n: 2 })).toEqual({ input: { n: 2 } })
-    expect(fixtures.status()).toEqual({ running: 0, queued: 0, capacity: 2 })
+    expect(fixtures.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
   })
 
   it('admits a call only while fewer than workers + queue limit calls run or wait', async () => {
     // One worker: the second call waits in the queue while the first sleeps.
     const sleeping = fixtures
       .admit()
-      .run(fixture('sleep'), { n: 200 }, 0)
+      .run(fixture('sleep'), checkedInput({ n: 200 }), 0)
       .then((r) => r.value())
     const queued = fixtures
       .admit()
-      .run(fixture('echo'), { n: 3 }, 0)
+      .run(fixture('echo'), checkedInput({ n: 3 }), 0)
       .then((r) => r.value())
-    expect(fixtures.status()).toEqual({ running: 1, queued: 1, capacity: 2 })
+    expect(fixtures.status()).toEqual({ running: 1, queued: 1, checking: 0, capacity: 2 })
     const refused = (() => {
       try {
         fixtures.admit()
@@ -135,7 +138,7 @@ describe('the tool runner', () => {
     expect(refused).toMatchObject({ code: 'overloaded', retryAfterSeconds: 1, stage: 'admission' })
     expect(await sleeping).toEqual({ slept: 200 })
     expect(await queued).toEqual({ input: { n: 3 } })
-    expect(fixtures.status()).toEqual({ running: 0, queued: 0, capacity: 2 })
+    expect(fixtures.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
   })
 
   it('refuses a queued call at its deadline when many were admitted at once, and never runs it', async () => {
@@ -152,9 +155,9 @@ describe('the tool runner', () => {
       await runner.warm()
       const [a, b, c] = [runner.admit(), runner.admit(), runner.admit()]
       const results = await Promise.allSettled([
-        a.run(fixture('sleep'), { n: 250 }, 0).then((r) => r.value()),
-        b.run(fixture('sleep'), { n: 250 }, 0).then((r) => r.value()),
-        c.run(fixture('echo'), { n: 1 }, 0).then((r) => r.value()),
+        a.run(fixture('sleep'), checkedInput({ n: 250 }), 0).then((r) => r.value()),
+        b.run(fixture('sleep'), checkedInput({ n: 250 }), 0).then((r) => r.value()),
+        c.run(fixture('echo'), checkedInput({ n: 1 }), 0).then((r) => r.value()),
       ])
       expect(results.slice(0, 2)).toEqual([
         { status: 'fulfilled', value: { slept: 250 } },
@@ -163,7 +166,7 @@ describe('the tool runner', () => {
       const third = results[2] as PromiseRejectedResult
       expect(third.reason).toBeInstanceOf(OverloadedError)
       expect(third.reason).toMatchObject({ code: 'overloaded', stage: 'queue' })
-      expect(runner.status()).toEqual({ running: 0, queued: 0, capacity: 2 })
+      expect(runner.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
     } finally {
       await runner.close()
     }
@@ -204,6 +207,79 @@ describe('the workers regex engine', () => {
       ToolTimeoutError,
     )
     expect(await call('^(a*)*\\1$', 'aaaa')).toMatchObject({ valid: true })
+  })
+})
+
+describe('the input checker (checker threads)', () => {
+  const utf8 = (text: string) => new TextEncoder().encode(text)
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+  const check = (id: string, body: string, mcpRequestId?: string | number) =>
+    tools.check(tool(id), {
+      body: utf8(body),
+      ...(mcpRequestId !== undefined ? { mcpRequestId } : {}),
+    })
+
+  it('parses and checks a body off the main thread: the RFC 8785 form with defaults, and its SHA-256', async () => {
+    const outcome = await check('hash', ' { "input" : "abc" } ')
+    expect(outcome.status).toBe('ok')
+    if (outcome.status !== 'ok') return
+    const canonical = '{"algorithm":"SHA-256","input":"abc"}'
+    expect(new TextDecoder().decode(outcome.bytes)).toBe(canonical)
+    expect(outcome.digest).toBe(sha256(canonical))
+    // The worker runs on exactly those bytes, and states the SHA-256 of its result's RFC 8785 form.
+    const result = await tools.admit().run(tool('hash'), outcome, 0)
+    expect(result.value()).toMatchObject({
+      hex: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    })
+    expect(result.digest).toBe(sha256(canonicalize(result.value()) as string))
+  })
+
+  it('tells an absent body, malformed JSON and schema issues apart', async () => {
+    expect(await check('hash', ' \n ')).toEqual({ status: 'absent' })
+    expect(await check('hash', '{"input":')).toEqual({
+      status: 'invalid_json',
+      message: expect.stringMatching(/^Malformed JSON body: /),
+    })
+    expect(await check('hash', '{"input":1}')).toEqual({
+      status: 'invalid',
+      issues: [{ path: '/input', message: 'Invalid input: expected string, received number' }],
+    })
+  })
+
+  it("refuses what the tool would refuse for its shape, with the tool's code: 1e400, 200,000 levels", async () => {
+    expect(await check('json-validate', '{"value":1e400,"schema":{}}')).toEqual({
+      status: 'refused',
+      error: {
+        code: 'number_out_of_range',
+        message:
+          '/value is a number beyond the IEEE 754 double range (such as 1e400), which JSON parsing turns into Infinity',
+        details: { field: '/value' },
+      },
+    })
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`
+    const outcome = await check('pipeline', `{"input":${deep},"operations":[{"type":"sha256"}]}`)
+    expect(outcome).toMatchObject({ status: 'refused', error: { code: 'input_too_deep' } })
+  })
+
+  it('takes the arguments of one tools/call out of an MCP body (a batch too), {} when absent', async () => {
+    const batch = JSON.stringify([
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      {
+        jsonrpc: '2.0',
+        id: 'b',
+        method: 'tools/call',
+        params: { name: 'payload_hash', arguments: { input: 'x' } },
+      },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'payload_hash' } },
+    ])
+    const b = await check('hash', batch, 'b')
+    const three = await check('hash', batch, 3)
+    expect(b.status === 'ok' && new TextDecoder().decode(b.bytes)).toBe(
+      '{"algorithm":"SHA-256","input":"x"}',
+    )
+    expect(three.status === 'ok' && new TextDecoder().decode(three.bytes)).toBe(
+      '{"algorithm":"SHA-256","input":""}',
+    )
   })
 })
 

@@ -2,9 +2,18 @@ import { fileURLToPath } from 'node:url'
 import { Piscina } from 'piscina'
 import { logger } from '../logger.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
+import type { CheckedInput } from './check.js'
+import { readCheckReply } from './check.js'
 import { OverloadedError, ToolTimeoutError } from './errors.js'
 import { JsonResult } from './json-result.js'
-import { PING, type TaskOutcome, type ToolTask, type WorkerTask } from './task.js'
+import {
+  type CheckOutcome,
+  type CheckReply,
+  PING,
+  type TaskOutcome,
+  type ToolTask,
+  type WorkerTask,
+} from './task.js'
 
 /** Options of {@link createToolRunner}. */
 export interface ToolRunnerOptions {
@@ -28,22 +37,36 @@ export interface Admission {
    * Runs the tool on a worker under the time budget.
    *
    * @param tool - a catalogue tool (the worker looks it up by `id`)
-   * @param input - its parsed input: plain JSON, sent to the worker as JSON bytes
+   * @param input - its checked input ({@link ToolRunner.check}); its bytes are transferred to
+   *   the worker, so the caller must not use them afterwards
    * @param nowSeconds - the tools' clock for this call, in Unix seconds
-   * @returns the tool result, as the JSON bytes the worker made
+   * @returns the tool result, as the JSON bytes the worker made, with the SHA-256 of its RFC 8785
+   *   form
    * @throws {ToolError} the tool's own refusal (same code, message and details), or `tool_failed`
    *   for anything else that went wrong in the worker (a bug, a crash)
    * @throws {ToolTimeoutError} the budget ran out; the worker was terminated and replaced
    * @throws {OverloadedError} (stage `queue`) it waited for a worker past its queue deadline,
    *   {@link worstQueueWaitMs}, and never ran
    */
-  run(tool: ToolDefinition, input: unknown, nowSeconds: number): Promise<JsonResult>
+  run(tool: ToolDefinition, input: CheckedInput, nowSeconds: number): Promise<JsonResult>
+}
+
+/**
+ * Where a call's input comes from: the raw request body, its buffer transferred to a checker
+ * thread. HTTP: the tool's JSON body. MCP: the JSON-RPC body and the id of the `tools/call` whose
+ * `arguments` are the input.
+ */
+export interface InputSource {
+  body: Uint8Array
+  mcpRequestId?: string | number
 }
 
 /** What the runner is doing right now. */
 export interface RunnerStatus {
   running: number
   queued: number
+  /** Input checks in progress or waiting for a checker thread. */
+  checking: number
   /** Most calls running or queued at once for a new call to be admitted: workers + queue limit. */
   capacity: number
 }
@@ -54,6 +77,16 @@ export interface RunnerStatus {
  * {@link admit} before it verifies a payment, then runs the tool with the admission.
  */
 export interface ToolRunner {
+  /**
+   * Parses and checks a call's input on a checker thread (a small pool beside the tool workers),
+   * never on the thread that serves requests: JSON, the tool's schema, its shape check and the
+   * RFC 8785 form with its SHA-256 (`checkBody` in check.ts). At most {@link CHECKS_PER_THREAD}
+   * checks per checker thread wait at once; each has the tool budget.
+   *
+   * @throws {OverloadedError} (stage `admission`) when the checkers' queue is full
+   * @throws {ToolTimeoutError} when the check outlasts the budget (its thread is replaced)
+   */
+  check(tool: ToolDefinition, source: InputSource): Promise<CheckOutcome>
   /**
    * Lets a call in when the pool has room now: fewer than `workers + queueLimit` calls running or
    * queued. Admission reserves nothing: many calls admitted at once may all be verified and queue
@@ -98,7 +131,16 @@ export function worstQueueWaitMs(
  */
 const WORKER_NICE = 10
 
-const encoder = new TextEncoder()
+/** Input checks that may be in progress or waiting, per checker thread. */
+export const CHECKS_PER_THREAD = 16
+
+/**
+ * Checker threads for `workers` tool workers: half as many, at least one. A check of a body is a
+ * parse and a walk (a few milliseconds for 1 MiB), a tool call may use its whole budget.
+ */
+export function checkerThreads(workers: number): number {
+  return Math.max(1, Math.ceil(workers / 2))
+}
 
 /** A call waiting for a worker. */
 interface Job {
@@ -151,6 +193,9 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   const retryAfterSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000))
   const queueDeadlineMs = worstQueueWaitMs(options)
   const waiting: Job[] = []
+  const checkThreads = checkerThreads(options.workers)
+  let checking = 0
+  let checker: Piscina<WorkerTask, CheckReply | null> | undefined
   let running = 0
   let closed = false
   let pool: Piscina<WorkerTask, TaskOutcome | null> | undefined
@@ -160,20 +205,8 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   const ready = new Set<number>()
 
   function startPool(): Promise<void> {
-    const { filename, worker } = workerModule()
     const threads = options.workers + 1
-    const created = new Piscina<WorkerTask, TaskOutcome | null>({
-      filename,
-      minThreads: threads,
-      maxThreads: threads,
-      concurrentTasksPerWorker: 1,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      niceIncrement: WORKER_NICE,
-      workerData: {
-        ...(worker ? { worker } : {}),
-        ...(options.catalog ? { catalog: options.catalog.href } : {}),
-      },
-    })
+    const created = new Piscina<WorkerTask, TaskOutcome | null>(poolOptions(threads, options))
     // A worker that dies between calls: piscina replaces it; an unhandled 'error' would throw.
     created.on('error', (error: unknown) => {
       logger.error(
@@ -223,8 +256,58 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
 
   function warmUp(): Promise<void> {
     if (closed) return Promise.resolve()
-    warming ??= startPool()
+    warming ??= Promise.all([startPool(), startChecker().run(PING)]).then(() => undefined)
     return warming
+  }
+
+  function startChecker(): Piscina<WorkerTask, CheckReply | null> {
+    if (!checker) {
+      checker = new Piscina<WorkerTask, CheckReply | null>({
+        ...poolOptions(checkThreads, options),
+        maxQueue: CHECKS_PER_THREAD * checkThreads,
+      })
+      checker.on('error', (error: unknown) => {
+        logger.error(
+          { err: error instanceof Error ? error.name : typeof error },
+          'input checker failed',
+        )
+      })
+    }
+    return checker
+  }
+
+  async function check(tool: ToolDefinition, source: InputSource): Promise<CheckOutcome> {
+    if (closed || checking >= CHECKS_PER_THREAD * checkThreads) {
+      throw new OverloadedError(retryAfterSeconds, 'admission')
+    }
+    const pool = startChecker()
+    // Transferring a view's buffer hands over all of it: a Buffer from Node's pool shares its
+    // buffer with others, so a view that does not span its buffer is copied first.
+    const { body } = source
+    const own =
+      body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : body.slice()
+    const task: WorkerTask = {
+      kind: 'check',
+      tool: tool.id,
+      body: own,
+      ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
+    }
+    const signal = AbortSignal.timeout(options.timeoutMs)
+    checking++
+    try {
+      const reply = await pool.run(task, {
+        signal,
+        transferList: [own.buffer as ArrayBuffer],
+      })
+      if (!reply) return { status: 'crash', name: 'NoOutcome' }
+      return readCheckReply(reply)
+    } catch (error) {
+      if (signal.aborted) throw new ToolTimeoutError(options.timeoutMs)
+      logger.error({ tool: tool.id, err: (error as Error)?.name }, 'input check failed')
+      throw new OverloadedError(retryAfterSeconds, 'admission')
+    } finally {
+      checking--
+    }
   }
 
   function admit(): Admission {
@@ -239,7 +322,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
         if (closed) return Promise.reject(failed(tool.id, 'RunnerClosed'))
         return new Promise((resolve, reject) => {
           const job: Job = {
-            task: { tool: tool.id, input: encoder.encode(JSON.stringify(input)), nowSeconds },
+            task: { kind: 'run', tool: tool.id, input: input.bytes, nowSeconds },
             resolve,
             reject,
             deadline: setTimeout(() => {
@@ -316,7 +399,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
       .then(
         (outcome) => {
           if (!outcome) end(failed(job.task.tool, 'NoOutcome'))
-          else if (outcome instanceof Uint8Array) end(undefined, new JsonResult(outcome))
+          else if (outcome instanceof Uint8Array) end(undefined, JsonResult.fromWorker(outcome))
           else if ('error' in outcome) {
             const { code, message, details } = outcome.error
             end(new ToolError(code, message, details))
@@ -333,17 +416,36 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   }
 
   return {
+    check,
     admit,
     warm: warmUp,
-    status: () => ({ running, queued: waiting.length, capacity }),
+    status: () => ({ running, queued: waiting.length, checking, capacity }),
     async close() {
       closed = true
       for (const job of waiting.splice(0)) finishJob(job, failed(job.task.tool, 'RunnerClosed'))
-      const closing = pool
+      const closing = [pool, checker]
       pool = undefined
-      await closing?.destroy()
+      checker = undefined
+      await Promise.all(closing.map((p) => p?.destroy()))
     },
     options: { ...options },
+  }
+}
+
+/** The piscina options of a pool of `threads` worker threads running worker.ts. */
+function poolOptions(threads: number, options: ToolRunnerOptions) {
+  const { filename, worker } = workerModule()
+  return {
+    filename,
+    minThreads: threads,
+    maxThreads: threads,
+    concurrentTasksPerWorker: 1,
+    idleTimeout: Number.POSITIVE_INFINITY,
+    niceIncrement: WORKER_NICE,
+    workerData: {
+      ...(worker ? { worker } : {}),
+      ...(options.catalog ? { catalog: options.catalog.href } : {}),
+    },
   }
 }
 

@@ -1,22 +1,39 @@
 import type { ToolErrorCode } from '../tools/errors.js'
+import type { InputIssue } from '../tools/input-issues.js'
 
 /**
- * One tool call as posted to a worker: the tool id, its parsed input (defaults applied) as UTF-8
- * JSON in a buffer the worker receives without a copy, and the clock, read on the main thread so
- * that a test's fixed clock reaches the worker.
+ * One tool call as posted to a worker: the tool id, its checked input (the RFC 8785 JSON that the
+ * input check made, see `CheckedInput`) in a buffer the worker receives without a copy, and the
+ * clock, read on the main thread so that a test's fixed clock reaches the worker.
  *
  * Bytes rather than the value: the structured clone of a 1 MiB string costs the main thread about
- * 10 ms here, `JSON.stringify` and `TextEncoder` a fraction of that, and the transfer nothing.
+ * 10 ms here; the transfer costs nothing.
  *
- * @example { tool: 'hash', input: <UTF-8 of {"input":"abc","algorithm":"SHA-256"}>, nowSeconds: 1700000000 }
+ * @example { kind: 'run', tool: 'hash', input: <UTF-8 of {"algorithm":"SHA-256","input":"abc"}>, nowSeconds: 1700000000 }
  */
 export interface ToolTask {
+  kind: 'run'
   /** `ToolDefinition.id` in the catalogue the worker loaded. */
   tool: string
-  /** UTF-8 JSON of the parsed input; its buffer is transferred. */
+  /** UTF-8 JSON of the checked input; its buffer is transferred. */
   input: Uint8Array
   /** The tools' clock (`ToolEnv.nowSeconds`) for this call, in whole Unix seconds. */
   nowSeconds: number
+}
+
+/**
+ * One input check as posted to a checker thread: the raw request body (HTTP: the tool's JSON body;
+ * MCP: the JSON-RPC body, whose `tools/call` with `mcpRequestId` holds the arguments), its buffer
+ * transferred. Parsing and checking a body of up to 1 MiB happens there, never on the thread
+ * that serves requests.
+ */
+export interface CheckTask {
+  kind: 'check'
+  tool: string
+  /** UTF-8 request body; its buffer is transferred. */
+  body: Uint8Array
+  /** MCP only: the JSON-RPC id of the `tools/call` whose `arguments` are the input. */
+  mcpRequestId?: string | number
 }
 
 /** A `ToolError` as plain data: error classes do not survive the structured clone. */
@@ -27,9 +44,33 @@ export interface ToolErrorData {
 }
 
 /**
- * What a worker answers: the result as UTF-8 JSON (its buffer transferred), the tool's refusal (a
- * `ToolError`), or the name of anything else the tool threw (a bug; its message may quote the
- * input, so only the name travels).
+ * What a checker answers:
+ * - `ok`: the RFC 8785 JSON of the parsed input (defaults applied) and its SHA-256 (hex);
+ * - `absent`: an HTTP body that is empty or whitespace (no input);
+ * - `invalid_json`: not JSON (the parser's message);
+ * - `invalid`: the tool's schema refused it (JSON Pointer issues);
+ * - `refused`: the tool's shape check refused it (a tool code, e.g. `number_out_of_range`);
+ * - `crash`: anything else (a bug); only the error's name travels.
+ */
+export type CheckOutcome =
+  | { status: 'ok'; bytes: Uint8Array; digest: string }
+  | { status: 'absent' }
+  | { status: 'invalid_json'; message: string }
+  | { status: 'invalid'; issues: InputIssue[] }
+  | { status: 'refused'; error: ToolErrorData }
+  | { status: 'crash'; name: string }
+
+/**
+ * A {@link CheckOutcome} as a checker thread sends it: `ok` as one transferred buffer (see
+ * `frame` in framed.ts: the SHA-256, then the canonical JSON), the others as plain data.
+ */
+export type CheckReply = Uint8Array | Exclude<CheckOutcome, { status: 'ok' }>
+
+/**
+ * What a tool worker answers: the result (the SHA-256 of its RFC 8785 form, then its JSON, in one
+ * transferred buffer: see `frame` in framed.ts), the tool's refusal (a `ToolError`), or the name
+ * of anything else the tool threw (a bug; its message may quote the input, so only the name
+ * travels).
  */
 export type TaskOutcome =
   | Uint8Array
@@ -40,4 +81,4 @@ export type TaskOutcome =
 export const PING = 'ping'
 
 /** What the runner posts to a worker. */
-export type WorkerTask = ToolTask | typeof PING
+export type WorkerTask = ToolTask | CheckTask | typeof PING

@@ -1,5 +1,6 @@
 /**
- * The tool worker (a piscina worker module): runs one catalogue tool per task.
+ * The tool worker (a piscina worker module): runs one catalogue tool, or checks one call's input,
+ * per task.
  *
  * Before any tool module loads (hence the dynamic import, after the settings below), the regex
  * engine is hardened for patterns that come from inputs (json-validate's `pattern` and
@@ -15,9 +16,10 @@ import { setFlagsFromString } from 'node:v8'
 import { workerData } from 'node:worker_threads'
 import { move } from 'piscina'
 import type { ToolDefinition } from '../tools/types.js'
+import { checkBody } from './check.js'
 import { installLinearUnicodeRegExp } from './linear-regexp.js'
 import { runTask } from './run-task.js'
-import { PING, type TaskOutcome, type WorkerTask } from './task.js'
+import { type CheckReply, PING, type TaskOutcome, type WorkerTask } from './task.js'
 
 setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks')
 installLinearUnicodeRegExp()
@@ -27,11 +29,12 @@ const { catalog } = (await import(source)) as { catalog: readonly ToolDefinition
 const tools = new Map(catalog.map((tool) => [tool.id, tool]))
 
 /**
- * Runs one task (never throws, see {@link runTask}); answers the warm-up ping with `null`. A result
- * travels back as its JSON bytes, moved rather than copied.
+ * Runs one task, a tool call ({@link runTask}) or an input check ({@link checkBody}); never
+ * throws; answers the warm-up ping with `null`. A result, and a checked input, travel back as
+ * their JSON bytes, moved rather than copied.
  */
-export default function runToolTask(task: WorkerTask): TaskOutcome | null {
+export default function runWorkerTask(task: WorkerTask): TaskOutcome | CheckReply | null {
   if (task === PING) return null
-  const outcome = runTask(tools, task)
+  const outcome = task.kind === 'check' ? checkBody(tools, task) : runTask(tools, task)
   return outcome instanceof Uint8Array ? (move(outcome) as Uint8Array) : outcome
 }

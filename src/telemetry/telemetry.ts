@@ -10,7 +10,7 @@ import {
   TELEMETRY_BUFFER_LIMIT,
   WRITE_TIMEOUT_MS,
 } from './limits.js'
-import { resolveSalt, type SaltSource } from './payer-key.js'
+import { payerKey, resolveSalt, type SaltSource } from './payer-key.js'
 import { buildStats } from './stats.js'
 import { createTelemetryStore } from './store.js'
 import {
@@ -82,6 +82,13 @@ export interface Telemetry {
   stats(): Promise<Stats>
   /** Last-known state, no I/O. */
   health(): TelemetryHealth
+  /**
+   * The pseudonymous key of a payer address ({@link payerKey} under this telemetry's salt), as
+   * the payment events store it: what the duplicate-settlement guard keeps to tell payers apart.
+   *
+   * @returns 64 lower-case hex characters
+   */
+  payerKey(address: string): string
   /**
    * Runs one retention pass now (it also runs every `pruneIntervalMs`): deletes raw events older
    * than `retentionDays` whole days, cut at a UTC hour, in batches of {@link PRUNE_BATCH_SIZE}.
@@ -377,5 +384,13 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
     return closing
   }
 
-  return { start, record, stats, health, prune, close }
+  return {
+    start,
+    record,
+    stats,
+    health,
+    prune,
+    close,
+    payerKey: (address: string) => payerKey(s.salt, address),
+  }
 }

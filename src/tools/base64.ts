@@ -4,7 +4,7 @@ import { encodeHex } from './codec/hex.js'
 import { base64Text, lowerHex, utf8Text } from './fields.js'
 import { MAX_TEXT_BYTES } from './limits.js'
 import type { ToolDefinition } from './types.js'
-import { assertWellFormed, utf8DecodeStrict, utf8Encode } from './unicode.js'
+import { utf8DecodeStrict, utf8Encode, wellFormedFields } from './unicode.js'
 
 /** Request body of POST /base64 (SPEC 2.2). */
 export const base64Input = z
@@ -54,6 +54,9 @@ export const base64Output = z.union([base64EncodeOutput, base64DecodeOutput])
 /** Result of {@link base64}. */
 export type Base64Result = z.output<typeof base64Output>
 
+/** The shape check of base64 (see `ToolDefinition.check`): well-formed Unicode in input. */
+export const checkBase64 = wellFormedFields<Base64Input>('input')
+
 /**
  * Base64 encode (UTF-8 text to RFC 4648 sections 4 and 5) or strict decode.
  *
@@ -62,7 +65,7 @@ export type Base64Result = z.output<typeof base64Output>
  * @throws {ToolError} `invalid_unicode`; `invalid_base64` with `{ reason, offset }` (decode)
  */
 export function base64(input: Base64Input): Base64Result {
-  assertWellFormed(input.input, 'input')
+  checkBase64(input)
   if (input.mode === 'encode') {
     const bytes = utf8Encode(input.input)
     return {
@@ -104,5 +107,6 @@ export const base64Tool: ToolDefinition<Base64Input, Base64Result> = {
     'input: at most 1 MiB of UTF-8; must be well-formed Unicode (no lone surrogates)',
     'decode: one alphabet per input, padding only at the end, length mod 4 never 1',
   ],
+  check: checkBase64,
   run: (input) => base64(input),
 }

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { base64Text, digestAlgorithm, lowerHex, nodeDigestName, utf8Text } from './fields.js'
 import { MAX_TEXT_BYTES } from './limits.js'
 import type { ToolDefinition } from './types.js'
-import { assertWellFormed, utf8Encode } from './unicode.js'
+import { utf8Encode, wellFormedFields } from './unicode.js'
 
 /** Request body of POST /hash (SPEC 2.2). */
 export const hashInput = z
@@ -27,6 +27,9 @@ export const hashOutput = z.object({
 /** Result of {@link hash}. */
 export type HashResult = z.output<typeof hashOutput>
 
+/** The shape check of hash (see `ToolDefinition.check`): well-formed Unicode in input. */
+export const checkHash = wellFormedFields<HashInput>('input')
+
 /**
  * SHA-2 digest of the UTF-8 bytes of `input`.
  *
@@ -36,7 +39,7 @@ export type HashResult = z.output<typeof hashOutput>
  * @throws {ToolError} `invalid_unicode` when `input` holds a lone surrogate
  */
 export function hash(input: HashInput): HashResult {
-  assertWellFormed(input.input, 'input')
+  checkHash(input)
   const bytes = utf8Encode(input.input)
   const digest = createHash(nodeDigestName[input.algorithm]).update(bytes).digest()
   return {
@@ -64,5 +67,6 @@ export const hashTool: ToolDefinition<HashInput, HashResult> = {
     { input: 'abc', algorithm: 'SHA-512' },
   ],
   limits: ['input: at most 1 MiB of UTF-8; must be well-formed Unicode (no lone surrogates)'],
+  check: checkHash,
   run: (input) => hash(input),
 }

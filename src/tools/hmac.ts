@@ -10,7 +10,7 @@ import {
 } from './fields.js'
 import { KiB, MAX_TEXT_BYTES } from './limits.js'
 import type { ToolDefinition } from './types.js'
-import { assertWellFormed } from './unicode.js'
+import { wellFormedFields } from './unicode.js'
 
 /** Largest accepted secret: 64 KiB of UTF-8 (HMAC hashes any key longer than a block anyway). */
 export const MAX_SECRET_BYTES = 64 * KiB
@@ -76,6 +76,9 @@ export function hmacDigest(
   return createHmac(nodeDigestName[algorithm], key).update(message).digest()
 }
 
+/** The shape check of hmac (see `ToolDefinition.check`): well-formed Unicode in input, secret. */
+export const checkHmac = wellFormedFields<HmacInput>('input', 'secret')
+
 /**
  * HMAC of UTF-8 `input` under UTF-8 `secret`, optionally verified against `expected_hex` with
  * `crypto.timingSafeEqual`. A wrong-length `expected_hex` is an answer (`length_mismatch`), not an
@@ -86,8 +89,7 @@ export function hmacDigest(
  * @throws {ToolError} `invalid_unicode` for `input` or `secret` (the message names only the field)
  */
 export function hmac(input: HmacInput): HmacResult {
-  assertWellFormed(input.input, 'input')
-  assertWellFormed(input.secret, 'secret')
+  checkHmac(input)
   const digest = hmacDigest(input.algorithm, input.secret, input.input)
   const result: HmacResult = {
     algorithm: input.algorithm,
@@ -132,5 +134,6 @@ export const hmacTool: ToolDefinition<HmacInput, HmacResult> = {
     `expected_hex: hex digits only, at most ${MAX_EXPECTED_HEX} characters`,
     'input and secret must be well-formed Unicode (no lone surrogates)',
   ],
+  check: checkHmac,
   run: (input) => hmac(input),
 }

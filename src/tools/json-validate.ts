@@ -95,6 +95,32 @@ function toError(unit: OutputUnit): JsonValidateResult['errors'][number] {
  *   `number_out_of_range`
  */
 export function jsonValidate(input: JsonValidateInput): JsonValidateResult {
+  const { scanned, lookup } = prepare(input)
+  const units = evaluate(input.value, scanned.schema, lookup)
+  return {
+    valid: units.length === 0,
+    error_count: units.length,
+    truncated: units.length > MAX_ERRORS,
+    errors: units.slice(0, MAX_ERRORS).map(toError),
+  }
+}
+
+/**
+ * The shape check of json-validate (see `ToolDefinition.check`): everything
+ * {@link jsonValidate} refuses before it evaluates (sizes, depths, Unicode, numbers, the schema's
+ * keywords and references).
+ *
+ * @throws {ToolError} as {@link jsonValidate}, but `validation_too_complex`
+ */
+export function checkJsonValidate(input: JsonValidateInput): void {
+  prepare(input)
+}
+
+/** The checks of the schema and the value, in the order the errors are documented. */
+function prepare(input: JsonValidateInput): {
+  scanned: ReturnType<typeof scanSchema>
+  lookup: ReturnType<typeof resolveRefs>
+} {
   inspectJson(input.schema, {
     field: '/schema',
     maxDepth: MAX_JSON_DEPTH,
@@ -121,14 +147,7 @@ export function jsonValidate(input: JsonValidateInput): JsonValidateResult {
       { limit: MAX_UNIQUE_ITEMS, size: stats.longestArray },
     )
   }
-  const lookup = resolveRefs(scanned.schema, scanned.nodes)
-  const units = evaluate(input.value, scanned.schema, lookup)
-  return {
-    valid: units.length === 0,
-    error_count: units.length,
-    truncated: units.length > MAX_ERRORS,
-    errors: units.slice(0, MAX_ERRORS).map(toError),
-  }
+  return { scanned, lookup: resolveRefs(scanned.schema, scanned.nodes) }
 }
 
 function evaluate(
@@ -188,5 +207,6 @@ export const jsonValidateTool: ToolDefinition<JsonValidateInput, JsonValidateRes
     'all strings and keys must be well-formed Unicode (no lone surrogates)',
     `errors: at most ${MAX_ERRORS} returned (error_count has the total)`,
   ],
+  check: checkJsonValidate,
   run: (input) => jsonValidate(input),
 }

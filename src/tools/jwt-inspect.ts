@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { assertFiniteNumbers } from './json-value.js'
 import { KiB } from './limits.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from './types.js'
-import { assertWellFormed } from './unicode.js'
+import { wellFormedFields } from './unicode.js'
 
 /** Longest accepted token: 16 KiB (after an optional "Bearer " prefix). */
 export const MAX_JWT_LENGTH = 16 * KiB
@@ -143,6 +143,9 @@ function validityOf(timestamps: Timestamps, now: number): JwtInspectResult['vali
   return { now, status: exp <= now ? 'expired' : 'valid', expires_in_seconds: expiresIn }
 }
 
+/** The shape check of jwtInspect (see `ToolDefinition.check`): well-formed Unicode in token. */
+export const checkJwtInspect = wellFormedFields<JwtInspectInput>('token')
+
 /**
  * Decodes a compact JWT (RFC 7519) without verifying it: header, claims, signature size, date
  * claims and time validity against `env.nowSeconds()`. A JWE (5 segments) yields its protected
@@ -155,7 +158,7 @@ function validityOf(timestamps: Timestamps, now: number): JwtInspectResult['vali
  *   such as 1e400, which would show as null
  */
 export function jwtInspect(input: JwtInspectInput, env: ToolEnv): JwtInspectResult {
-  assertWellFormed(input.token, 'token')
+  checkJwtInspect(input)
   const segments = splitCompact(input.token)
   const compact = segments.join('.')
   const warnings: string[] = []
@@ -248,5 +251,6 @@ export const jwtInspectTool: ToolDefinition<JwtInspectInput, JwtInspectResult> =
     `token: at most ${MAX_JWT_LENGTH / KiB} KiB after an optional "Bearer " prefix`,
     'token: 3 (JWS) or 5 (JWE) base64url segments without padding',
   ],
+  check: checkJwtInspect,
   run: (input, env) => jwtInspect(input, env),
 }

@@ -14,7 +14,7 @@ import {
   printableShare,
 } from './payload-inspect/detectors.js'
 import type { ToolDefinition } from './types.js'
-import { assertWellFormed, utf8Encode } from './unicode.js'
+import { utf8Encode, wellFormedFields } from './unicode.js'
 
 /** Request body of POST /payload-inspect (SPEC 2.2). */
 export const payloadInspectInput = z
@@ -81,6 +81,9 @@ export function shannonEntropy(bytes: Uint8Array): number {
   return entropy
 }
 
+/** The shape check of payloadInspect (see `ToolDefinition.check`): well-formed Unicode in input. */
+export const checkPayloadInspect = wellFormedFields<PayloadInspectInput>('input')
+
 /**
  * Heuristic classification of a payload as JSON, JWT, Base64, hex, URL-encoded or plain text.
  * Candidates are ranked by confidence (ties by specificity: jwt, json, hex, base64, url_encoded,
@@ -90,7 +93,7 @@ export function shannonEntropy(bytes: Uint8Array): number {
  * @throws {ToolError} `invalid_unicode`
  */
 export function payloadInspect(input: PayloadInspectInput): PayloadInspectResult {
-  assertWellFormed(input.input, 'input')
+  checkPayloadInspect(input)
   const bytes = utf8Encode(input.input)
   const probe: Probe = {
     trimmed: input.input.trim(),
@@ -136,5 +139,6 @@ export const payloadInspectTool: ToolDefinition<PayloadInspectInput, PayloadInsp
     { input: 'name=J%C3%BCrgen&lang=de' },
   ],
   limits: ['input: at most 1 MiB of UTF-8; well-formed Unicode (no lone surrogates)'],
+  check: checkPayloadInspect,
   run: (input) => payloadInspect(input),
 }

@@ -90,6 +90,16 @@ function sizeOf(value: PipelineValue): number {
 }
 
 /**
+ * The shape check of pipeline (see `ToolDefinition.check`): `input` is well-formed Unicode, nested
+ * at most 128 levels, with numbers within the IEEE 754 double range.
+ *
+ * @throws {ToolError} `invalid_unicode`, `input_too_deep`, `number_out_of_range`
+ */
+export function checkPipeline(input: PipelineInput): void {
+  inspectJson(input.input, { field: '/input', maxDepth: MAX_JSON_DEPTH, tooDeep: 'input_too_deep' })
+}
+
+/**
  * Applies up to 12 byte/JSON operations in order. A string input is its UTF-8 bytes, any other
  * input a JSON value; a byte operation on a JSON value canonicalises it first (RFC 8785) and
  * marks the step `coerced`. Decoders are strict and their errors name the step and offset.
@@ -102,7 +112,7 @@ function sizeOf(value: PipelineValue): number {
  *   `intermediate_too_large`
  */
 export function pipeline(input: PipelineInput): PipelineResult {
-  inspectJson(input.input, { field: '/input', maxDepth: MAX_JSON_DEPTH, tooDeep: 'input_too_deep' })
+  checkPipeline(input)
   let current: PipelineValue =
     typeof input.input === 'string'
       ? { kind: 'bytes', bytes: utf8Encode(input.input) }
@@ -179,5 +189,6 @@ export const pipelineTool: ToolDefinition<PipelineInput, PipelineResult> = {
     'input: a string at most 1 MiB of UTF-8; JSON nested at most 128 levels; well-formed Unicode',
     `every intermediate value: at most ${MAX_INTERMEDIATE_BYTES / MiB} MiB`,
   ],
+  check: checkPipeline,
   run: (input) => pipeline(input),
 }

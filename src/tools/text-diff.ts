@@ -4,7 +4,7 @@ import { KiB } from './limits.js'
 import { alignLines } from './text-diff/align.js'
 import { type EditOp, unifiedDiff } from './text-diff/unified.js'
 import type { ToolDefinition } from './types.js'
-import { assertWellFormed } from './unicode.js'
+import { wellFormedFields } from './unicode.js'
 
 /** Largest side: 256 KiB of UTF-8. */
 export const MAX_DIFF_BYTES = 256 * KiB
@@ -135,6 +135,9 @@ function readSide(text: string): Side {
   return { lines, raw, keys, endings, noNewlineAtEof }
 }
 
+/** The shape check of textDiff (see `ToolDefinition.check`): well-formed Unicode in before, after. */
+export const checkTextDiff = wellFormedFields<TextDiffInput>('before', 'after')
+
 /**
  * Line diff of `before` and `after` (CRLF normalised to LF), classifying each line as added,
  * removed, modified (a removed run paired with the added run right after it) or unchanged, plus a
@@ -148,8 +151,7 @@ function readSide(text: string): Side {
  * @throws {ToolError} `invalid_unicode`
  */
 export function textDiff(input: TextDiffInput): TextDiffResult {
-  assertWellFormed(input.before, 'before')
-  assertWellFormed(input.after, 'after')
+  checkTextDiff(input)
   const a = readSide(input.before)
   const b = readSide(input.after)
   const { matches, approximate } = alignLines(a.keys, b.keys, DIFF_TIMEOUT_MS)
@@ -262,5 +264,6 @@ export const textDiffTool: ToolDefinition<TextDiffInput, TextDiffResult> = {
     `before, after: each at most ${MAX_DIFF_BYTES / KiB} KiB of UTF-8 and ${MAX_DIFF_LINES} lines; well-formed Unicode`,
     `diff time budget: ${DIFF_TIMEOUT_MS} ms after pre-filtering, then approximate`,
   ],
+  check: checkTextDiff,
   run: (input) => textDiff(input),
 }

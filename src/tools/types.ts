@@ -62,6 +62,16 @@ export interface ToolDefinition<I = unknown, O = unknown> {
   /** Human-readable field limits, e.g. "input: at most 1 MiB of UTF-8". */
   limits: string[]
   /**
+   * The refusals that depend only on the shape of the parsed input (well-formed Unicode, nesting
+   * depth, numbers within the IEEE 754 double range, sizes beyond what the schema states), run by
+   * the input check before any payment is verified, so that the free `input_check` and the paid
+   * call's 400 report them with their tool codes. `run` makes the same checks first, so that a
+   * tool is safe on its own; both run on worker threads.
+   *
+   * @throws {ToolError} with the code of the refusal (docs/errors.md "Tool codes")
+   */
+  check(input: I): void
+  /**
    * Runs the tool. Pure: same input and env, same output.
    *
    * @throws {ToolError} for any input the tool cannot process (mapped to HTTP 400).

@@ -51,6 +51,19 @@ export function assertWellFormed(text: string, field: string): void {
 }
 
 /**
+ * The shape check of a tool whose input is text fields only: each named field must be
+ * well-formed Unicode ({@link assertWellFormed}).
+ *
+ * @example const checkHmac = wellFormedFields<HmacInput>('input', 'secret')
+ * @throws {ToolError} `invalid_unicode` with `{ field, offset }` for the first bad field
+ */
+export function wellFormedFields<I>(...fields: (keyof I & string)[]): (input: I) => void {
+  return (input) => {
+    for (const field of fields) assertWellFormed(input[field] as string, field)
+  }
+}
+
+/**
  * UTF-8 bytes of well-formed text.
  *
  * @example utf8Encode('é') // Uint8Array [0xc3, 0xa9]

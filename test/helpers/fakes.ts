@@ -10,6 +10,7 @@ import { createFacilitatorLink } from '../../src/payment/facilitator.js'
 import { createPaymentGate, type PaymentEvent } from '../../src/payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from '../../src/payment/guard.js'
 import { configuredRails } from '../../src/payment/rails.js'
+import { checkBody, readCheckReply } from '../../src/runner/check.js'
 import { OverloadedError } from '../../src/runner/errors.js'
 import { JsonResult } from '../../src/runner/json-result.js'
 import type { Admission, ToolRunner } from '../../src/runner/runner.js'
@@ -44,6 +45,7 @@ export const echoTool: ToolDefinition<{ text: string }, { upper: string }> = {
   output: z.object({ upper: z.string() }),
   examples: [{ text: 'abc' }],
   limits: ['text: at most 10 characters'],
+  check: () => {},
   run: ({ text }) => {
     if (text === 'boom') throw new ToolError('invalid_unicode', 'tool refused')
     return { upper: text.toUpperCase() }
@@ -51,29 +53,46 @@ export const echoTool: ToolDefinition<{ text: string }, { upper: string }> = {
 }
 
 /**
- * A runner for unit tests of the adapters: runs `tool.run` on the calling thread, so that fake
- * tools outside the catalogue (the worker only knows the catalogue) can be paid for. Like the real
- * one, it admits a call only while fewer than `capacity` calls are running (a test may change
- * `capacity` between calls); `run` replaces how a call runs (e.g. to reject with
- * ToolTimeoutError). End-to-end tests use the real worker pool.
+ * A runner for unit tests of the adapters: checks inputs and runs `tool.run` on the calling
+ * thread (the same `checkBody` the checker threads run), so that fake tools outside the catalogue
+ * (the worker only knows the catalogue) can be paid for. Like the real one, it admits a call only
+ * while fewer than `capacity` calls are running (a test may change `capacity` between calls);
+ * `run` replaces how a call runs (e.g. to reject with ToolTimeoutError). End-to-end tests use the
+ * real worker pool.
  */
 export function inlineRunner(
   options: {
     capacity?: number
     run?: (tool: ToolDefinition, input: unknown, nowSeconds: number) => Promise<unknown>
   } = {},
-): ToolRunner & { runs: number; capacity: number } {
+): ToolRunner & { runs: number; checks: number; capacity: number } {
   let running = 0
   const runner = {
     runs: 0,
+    checks: 0,
     capacity: options.capacity ?? 100,
+    async check(
+      tool: ToolDefinition,
+      source: { body: Uint8Array; mcpRequestId?: string | number },
+    ) {
+      runner.checks++
+      return readCheckReply(
+        checkBody(new Map([[tool.id, tool]]), {
+          kind: 'check',
+          tool: tool.id,
+          body: source.body,
+          ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
+        }),
+      )
+    },
     admit(): Admission {
       if (running >= runner.capacity) throw new OverloadedError(2)
       return {
-        async run(tool, input, nowSeconds) {
+        async run(tool, checked, nowSeconds) {
           runner.runs++
           running++
           try {
+            const input: unknown = JSON.parse(new TextDecoder().decode(checked.bytes))
             return JsonResult.of(
               options.run
                 ? await options.run(tool, input, nowSeconds)
@@ -86,7 +105,7 @@ export function inlineRunner(
       }
     },
     warm: async () => {},
-    status: () => ({ running, queued: 0, capacity: runner.capacity }),
+    status: () => ({ running, queued: 0, checking: 0, capacity: runner.capacity }),
     close: async () => {},
     options: {
       workers: 1,
@@ -100,8 +119,8 @@ export function inlineRunner(
 /** Scripted facilitator answers; each defaults to success. */
 export interface FacilitatorScript {
   supported?: () => Promise<SupportedResponse>
-  verify?: () => Promise<VerifyResponse>
-  settle?: () => Promise<SettleResponse>
+  verify?: (payload: PaymentPayload) => Promise<VerifyResponse>
+  settle?: (payload: PaymentPayload) => Promise<SettleResponse>
 }
 
 /**
@@ -138,13 +157,13 @@ export function fakeGate(
         signers: {},
       }
     },
-    async verify(): Promise<VerifyResponse> {
+    async verify(p: PaymentPayload): Promise<VerifyResponse> {
       calls.verify++
-      return script.verify ? script.verify() : { isValid: true, payer: '0xPAYER' }
+      return script.verify ? script.verify(p) : { isValid: true, payer: '0xPAYER' }
     },
-    async settle(_p: PaymentPayload, r: PaymentRequirements): Promise<SettleResponse> {
+    async settle(p: PaymentPayload, r: PaymentRequirements): Promise<SettleResponse> {
       calls.settle++
-      if (script.settle) return script.settle()
+      if (script.settle) return script.settle(p)
       return { success: true, transaction: '0xtx', network: r.network, payer: '0xPAYER' }
     },
   }
@@ -159,6 +178,7 @@ export function fakeGate(
     link,
     guard: extra.guard ?? createMemoryGuard(),
     runner,
+    payerHash: (payer) => `hash:${payer.toLowerCase()}`,
     ...(extra.canSettle ? { canSettle: extra.canSettle } : {}),
     ...(extra.env ? { env: extra.env } : {}),
     observer: async (e) => {

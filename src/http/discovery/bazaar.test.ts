@@ -70,6 +70,7 @@ describe('httpBazaarExtension', () => {
       output: z.object({ copy: json }),
       examples: [{ value: { a: [1, 'b'] } }],
       limits: [],
+      check: () => {},
       run: (input) => ({ copy: (input as { value: unknown }).value }),
     }
     const bazaar = bazaarOf(tree)

@@ -215,6 +215,7 @@ describe('renderLanding', () => {
       output: z.object({}),
       examples: [{ note: `</code>${evil}` }],
       limits: [],
+      check: () => {},
       run: () => ({}),
     }
     const page = await render({

@@ -1,0 +1,81 @@
+import { describeError, logger } from '../logger.js'
+import type { CallFingerprint, ClaimResult, GuardRecord, SettlementGuard } from './guard.js'
+
+/**
+ * Claims every key of a call, in order (its `payment-identifier` id first, then its payment); on
+ * the first key already held, frees those it claimed and returns the holder's record.
+ *
+ * @param keys - the call's guard keys
+ * @param record - the `pending` record to store under each
+ * @returns undefined when every key is now the call's, else the key held and its record
+ * @throws {GuardUnavailableError} the shared guard is unreachable (those claimed are freed)
+ */
+export async function claimAll(
+  guard: SettlementGuard,
+  keys: readonly string[],
+  record: GuardRecord,
+): Promise<{ key: string; record: GuardRecord } | undefined> {
+  const claimed: string[] = []
+  const freeClaimed = () =>
+    Promise.all(claimed.map((k) => quietly('release', () => guard.release(k))))
+  for (const key of keys) {
+    let answer: ClaimResult
+    try {
+      answer = await guard.claim(key, record)
+    } catch (error) {
+      await freeClaimed()
+      throw error
+    }
+    if (answer.state === 'claimed') {
+      claimed.push(key)
+      continue
+    }
+    await freeClaimed()
+    return { key, record: answer.record }
+  }
+  return undefined
+}
+
+/**
+ * Runs a guard write whose failure must not change the call's answer (the record expires with
+ * its window).
+ */
+export async function quietly(what: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write()
+  } catch (error) {
+    logger.error({ err: describeError(error), op: what }, 'guard write failed')
+  }
+}
+
+/** The guard records of one call, written under all of its keys at once. */
+export interface CallRecords {
+  /** Writes `record` under every key of the call (failures logged, see {@link quietly}). */
+  put(record: GuardRecord): Promise<void>
+  /** Frees every key of the call. */
+  release(): Promise<void>
+}
+
+/**
+ * The writes of one call's records.
+ *
+ * @example const records = callRecords(guard, ['id:pay_…', 'pay:5f1c…'])
+ */
+export function callRecords(guard: SettlementGuard, keys: readonly string[]): CallRecords {
+  return {
+    put: async (record) => {
+      await Promise.all(keys.map((k) => quietly('put', () => guard.put(k, record))))
+    },
+    release: async () => {
+      await Promise.all(keys.map((k) => quietly('release', () => guard.release(k))))
+    },
+  }
+}
+
+/** A `pending` record of a call. */
+export function pendingRecord(
+  call: CallFingerprint,
+  identity: { key: string; proof: string },
+): GuardRecord {
+  return { state: 'pending', call, payment: identity.key, proof: identity.proof }
+}

@@ -1,0 +1,158 @@
+import {
+  appendTransactionMessageInstructions,
+  type Blockhash,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase64Decoder,
+  getBase64EncodedWireTransaction,
+  getBase64Encoder,
+  getTransactionDecoder,
+  partiallySignTransactionMessageWithSigners,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+} from '@solana/kit'
+import { getTransferCheckedInstruction } from '@solana-program/token'
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import { describe, expect, it } from 'vitest'
+import { paymentIdentity } from './payment-key.js'
+
+// The identity of a payment names the authorization the payer signed, not its spelling
+// (issue 16: re-cased or re-encoded copies of one authorization got keys of their own).
+
+const evm: PaymentRequirements = {
+  scheme: 'exact',
+  network: 'eip155:8453',
+  amount: '1000',
+  asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+  payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+  maxTimeoutSeconds: 60,
+  extra: { name: 'USD Coin', version: '2' },
+}
+
+const authorization = {
+  from: '0xAb5801a7D398351b8bE11C439e05C5B3259aeC9B',
+  to: evm.payTo,
+  value: '1000',
+  validAfter: '0',
+  validBefore: '1740672154',
+  nonce: '0xF3746613C2D920B5FDABC0856F2AEB2D4F88EE6037B8CC5D04A71A4462F13480',
+}
+const signature = `0x${'AB'.repeat(65)}`
+
+const payment = (payload: Record<string, unknown>): PaymentPayload => ({
+  x402Version: 2,
+  accepted: evm,
+  payload,
+})
+
+describe('paymentIdentity, EVM exact (EIP-3009)', () => {
+  const original = paymentIdentity(payment({ signature, authorization }), evm)
+
+  it('names the authorization by network, asset, from and nonce: spelling changes nothing', () => {
+    expect(original.key).toMatch(/^pay:[0-9a-f]{64}$/)
+    const respelled = paymentIdentity(
+      payment({
+        authorization: {
+          nonce: authorization.nonce.toLowerCase(),
+          validBefore: authorization.validBefore,
+          from: authorization.from.toLowerCase(),
+          validAfter: authorization.validAfter,
+          value: authorization.value,
+          to: authorization.to.toUpperCase(),
+        },
+        signature: signature.toLowerCase(),
+      }),
+      evm,
+    )
+    expect(respelled).toEqual(original)
+  })
+
+  it('tells another nonce, another payer or another network apart', () => {
+    const other = (a: Partial<typeof authorization>, r = evm) =>
+      paymentIdentity(payment({ signature, authorization: { ...authorization, ...a } }), r).key
+    expect(other({ nonce: `0x${'00'.repeat(32)}` })).not.toBe(original.key)
+    expect(other({ from: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' })).not.toBe(original.key)
+    expect(other({}, { ...evm, network: 'eip155:84532' })).not.toBe(original.key)
+  })
+
+  it('keeps the signature apart as the proof: another signature is the same key, another proof', () => {
+    const forged = paymentIdentity(
+      payment({ signature: `0x${'00'.repeat(65)}`, authorization }),
+      evm,
+    )
+    expect(forged.key).toBe(original.key)
+    expect(forged.proof).not.toBe(original.proof)
+  })
+})
+
+describe('paymentIdentity, Solana exact', async () => {
+  const solana: PaymentRequirements = {
+    ...evm,
+    network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
+    asset: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+    payTo: '2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4',
+    extra: { feePayer: 'EwWqGE4ZFKLofuestmU4LDdK7XM1N4ALgdZccwYugwGd' },
+  }
+  const [authority, feePayer, source, destination] = await Promise.all([
+    generateKeyPairSigner(),
+    generateKeyPairSigner(),
+    generateKeyPairSigner(),
+    generateKeyPairSigner(),
+  ])
+  const transfer = getTransferCheckedInstruction({
+    source: source.address,
+    mint: solana.asset as never,
+    destination: destination.address,
+    authority,
+    amount: 1000n,
+    decimals: 6,
+  })
+  const signed = await partiallySignTransactionMessageWithSigners(
+    pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) =>
+        setTransactionMessageLifetimeUsingBlockhash(
+          { blockhash: destination.address as unknown as Blockhash, lastValidBlockHeight: 0n },
+          m,
+        ),
+      (m) => setTransactionMessageFeePayer(feePayer.address, m),
+      (m) => appendTransactionMessageInstructions([transfer], m),
+    ),
+  )
+  const wire = getBase64EncodedWireTransaction(signed)
+  const original = paymentIdentity(payment({ transaction: wire }), solana)
+
+  it('names the transaction by the message the payer signed, whatever its Base64 spelling', () => {
+    const bytes = getBase64Encoder().encode(wire)
+    // The same bytes, Base64 without its padding: the decoder reads them alike.
+    const unpadded = wire.replace(/=+$/, '')
+    expect(getBase64Decoder().decode(bytes)).toBe(wire)
+    expect(paymentIdentity(payment({ transaction: unpadded }), solana)).toEqual(original)
+  })
+
+  it('keeps the signatures apart as the proof', () => {
+    const bytes = new Uint8Array(getBase64Encoder().encode(wire))
+    const decoded = getTransactionDecoder().decode(bytes)
+    expect(Object.values(decoded.signatures).filter(Boolean)).toHaveLength(1)
+    // Zero the payer's signature (the first 64 bytes after the count): same message, new proof.
+    const zeroed = new Uint8Array(bytes)
+    zeroed.fill(0, 1 + 64, 1 + 128)
+    zeroed.fill(0, 1, 65)
+    const forged = paymentIdentity(
+      payment({ transaction: getBase64Decoder().decode(zeroed) }),
+      solana,
+    )
+    expect(forged.key).toBe(original.key)
+    expect(forged.proof).not.toBe(original.proof)
+  })
+})
+
+describe('paymentIdentity, any other payload', () => {
+  it('uses the RFC 8785 form with hex lower-cased, for key and proof', () => {
+    const a = paymentIdentity(payment({ b: '0xABCD', a: 1 }), evm)
+    const b = paymentIdentity(payment({ a: 1, b: '0xabcd' }), evm)
+    expect(a).toEqual(b)
+    expect(paymentIdentity(payment({ a: 2, b: '0xabcd' }), evm).key).not.toBe(a.key)
+  })
+})

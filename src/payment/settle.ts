@@ -1,0 +1,110 @@
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types'
+import { SettleError } from '@x402/core/types'
+import { describeError, logger } from '../logger.js'
+import type { FacilitatorLink, LiveState } from './facilitator.js'
+
+/**
+ * What became of a settlement:
+ * - `settled`: the facilitator settled it;
+ * - `failed`: the facilitator answered that it could not settle it (its reason, with only the
+ *   fields a client may see: {@link publicSettlement});
+ * - `unknown`: the request was sent and its outcome is unknown: a timeout, a facilitator failure
+ *   (5xx) after it received the request, or `settlement_pending` still after the SDK's one retry.
+ *   The payment may have moved;
+ * - `unsent`: the facilitator certainly never received it (connection refused, no such host): the
+ *   payment did not move and may be presented again.
+ */
+export type SettleOutcome =
+  | { kind: 'settled'; settlement: SettleResponse }
+  | { kind: 'failed'; settlement: SettleResponse }
+  | { kind: 'unknown' }
+  | { kind: 'unsent' }
+
+/** The SDK's reason for a settlement broadcast but not yet confirmed (x402 `exact`). */
+const SETTLEMENT_PENDING = 'settlement_pending'
+
+/**
+ * Settles a payment through the facilitator: each request bounded by FACILITATOR_TIMEOUT_MS, a
+ * `settlement_pending` answer retried once by the SDK (`settleWithPendingRetry`), so at most
+ * twice that. Never throws.
+ *
+ * @example
+ * const outcome = await settlePayment(link, state, payment, matched, extensions)
+ * if (outcome.kind === 'settled') release(outcome.settlement)
+ */
+export async function settlePayment(
+  link: FacilitatorLink,
+  state: LiveState,
+  payment: PaymentPayload,
+  requirements: PaymentRequirements,
+  extensions: Record<string, unknown>,
+): Promise<SettleOutcome> {
+  let response: SettleResponse
+  try {
+    response = await state.server.settlePayment(payment, requirements, extensions)
+  } catch (error) {
+    if (error instanceof SettleError && error.statusCode < 500) {
+      link.observe()
+      if (error.errorReason === SETTLEMENT_PENDING) return { kind: 'unknown' }
+      return {
+        kind: 'failed',
+        settlement: publicSettlement({
+          success: false,
+          errorReason: error.errorReason ?? 'settlement_failed',
+          transaction: error.transaction ?? '',
+          network: requirements.network,
+        }),
+      }
+    }
+    link.observe(error)
+    const unsent = neverReached(error)
+    logger.warn(
+      { err: describeError(error), outcome: unsent ? 'unsent' : 'unknown' },
+      'facilitator settle failed',
+    )
+    return unsent ? { kind: 'unsent' } : { kind: 'unknown' }
+  }
+  link.observe()
+  if (response.success) return { kind: 'settled', settlement: response }
+  if (response.errorReason === SETTLEMENT_PENDING) return { kind: 'unknown' }
+  return { kind: 'failed', settlement: publicSettlement(response) }
+}
+
+/**
+ * A failed SettleResponse as a client may see it: `success`, `errorReason`, `transaction` and
+ * `network` only. The facilitator's free-text `errorMessage` (raw RPC errors, which can name RPC
+ * URLs) and anything else it added stay here; `payer` is never echoed.
+ *
+ * @example publicSettlement({ success: false, errorReason: 'insufficient_funds', errorMessage: 'rpc https://…', transaction: '', network: 'eip155:8453' })
+ * // { success: false, errorReason: 'insufficient_funds', transaction: '', network: 'eip155:8453' }
+ */
+export function publicSettlement(response: SettleResponse): SettleResponse {
+  return {
+    success: false,
+    ...(response.errorReason ? { errorReason: response.errorReason } : {}),
+    transaction: response.transaction ?? '',
+    network: response.network,
+  }
+}
+
+/** Error codes of a request that never left this host: nothing reached the facilitator. */
+const UNSENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'])
+
+/**
+ * Whether a failed facilitator request certainly never reached the facilitator: the connection
+ * was refused or its host name did not resolve (undici's `fetch failed` with that `cause.code`,
+ * also inside an AggregateError of several addresses). A timeout, a reset or a 5xx may have come
+ * after the facilitator received the request.
+ *
+ * @example neverReached(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })) // true
+ */
+export function neverReached(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown; errors?: { code?: unknown }[] } })?.cause
+  if (!cause) return false
+  if (typeof cause.code === 'string') return UNSENT_CODES.has(cause.code)
+  return (
+    Array.isArray(cause.errors) &&
+    cause.errors.length > 0 &&
+    cause.errors.every((e) => typeof e?.code === 'string' && UNSENT_CODES.has(e.code))
+  )
+}

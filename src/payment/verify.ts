@@ -1,0 +1,48 @@
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import { VerifyError } from '@x402/core/types'
+import { describeError, logger } from '../logger.js'
+import { FacilitatorUnavailableError } from './errors.js'
+import type { FacilitatorLink, LiveState } from './facilitator.js'
+
+/** The facilitator's verdict on a payment. */
+export type Verdict =
+  | { valid: true; payer: string | undefined }
+  | { valid: false; reason: string; payer: string | undefined }
+
+/**
+ * Asks the facilitator to verify a payment (bounded by FACILITATOR_TIMEOUT_MS). A facilitator 4xx
+ * carrying a VerifyResponse is a verdict on the payment, not an outage.
+ *
+ * @example const verdict = await verifyPayment(link, state, payment, matched, extensions)
+ * @throws {FacilitatorUnavailableError} when the facilitator cannot be reached or fails (5xx,
+ *   timeout): nothing was verified
+ */
+export async function verifyPayment(
+  link: FacilitatorLink,
+  state: LiveState,
+  payment: PaymentPayload,
+  requirements: PaymentRequirements,
+  extensions: Record<string, unknown>,
+): Promise<Verdict> {
+  try {
+    const response = await state.server.verifyPayment(payment, requirements, extensions)
+    link.observe()
+    return response.isValid
+      ? { valid: true, payer: response.payer }
+      : {
+          valid: false,
+          reason: response.invalidReason ?? 'invalid_payment',
+          payer: response.payer,
+        }
+  } catch (error) {
+    if (error instanceof VerifyError && error.statusCode < 500) {
+      link.observe()
+      return { valid: false, reason: error.invalidReason ?? 'invalid_payment', payer: error.payer }
+    }
+    link.observe(error)
+    logger.warn({ err: describeError(error) }, 'facilitator verify failed')
+    throw new FacilitatorUnavailableError(
+      'Payment facilitator is unavailable; nothing was run or charged',
+    )
+  }
+}

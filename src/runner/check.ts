@@ -1,0 +1,126 @@
+import canonicalize from 'canonicalize'
+import { toInputIssues } from '../tools/input-issues.js'
+import { type ToolDefinition, ToolError } from '../tools/types.js'
+import { frame, unframe } from './framed.js'
+import type { CheckOutcome, CheckReply, CheckTask } from './task.js'
+
+const decoder = new TextDecoder()
+const encoder = new TextEncoder()
+
+/**
+ * A checked input: the RFC 8785 (JSON Canonicalization Scheme) form of the parsed input, defaults
+ * applied, as UTF-8 bytes, and the lower-case hex SHA-256 of those bytes. What the tool's worker
+ * parses, what the duplicate-settlement guard fingerprints and what a delivery receipt's
+ * `input_sha256` states are this one value.
+ *
+ * @example { bytes: <UTF-8 of {"algorithm":"SHA-256","input":"abc"}>, digest: '5b1c…' }
+ */
+export interface CheckedInput {
+  /** UTF-8 of the RFC 8785 canonical JSON of the parsed input. */
+  bytes: Uint8Array
+  /** Lower-case hex SHA-256 of `bytes`. */
+  digest: string
+}
+
+/**
+ * A checked input made on the calling thread, from a value already parsed and checked (unit
+ * tests, and the inline runner of the adapters' tests). The service checks on a worker
+ * ({@link checkBody}).
+ *
+ * @example checkedInput({ input: 'abc', algorithm: 'SHA-256' }).digest // 64 hex digits
+ * @throws {TypeError} when the value has no RFC 8785 form (a non-finite number)
+ */
+export function checkedInput(value: unknown): CheckedInput {
+  return unframe(canonicalFrame(value))
+}
+
+/** The RFC 8785 JSON of a value, framed with its SHA-256 (framed.ts). */
+function canonicalFrame(value: unknown): Uint8Array {
+  const canonical = canonicalize(value)
+  if (canonical === undefined) throw new TypeError('the value has no JSON form')
+  return frame(encoder.encode(canonical), canonical)
+}
+
+/**
+ * A checker's reply as the gate reads it: an `ok` frame becomes the checked input.
+ *
+ * @example readCheckReply(checkValue(hashTool, { input: 'abc' })) // { status: 'ok', bytes, digest }
+ */
+export function readCheckReply(reply: CheckReply): CheckOutcome {
+  return reply instanceof Uint8Array ? { status: 'ok', ...unframe(reply) } : reply
+}
+
+/**
+ * The `arguments` of the `tools/call` request `id` in a parsed JSON-RPC body (one message or a
+ * batch), exactly as JSON.parse built them; `undefined` when absent.
+ *
+ * @example callArguments(JSON.parse('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"payload_hash","arguments":{"input":"abc"}}}'), 1)
+ * // { input: 'abc' }
+ */
+export function callArguments(body: unknown, id: string | number): unknown {
+  const messages = Array.isArray(body) ? body : [body]
+  const call = messages.find((m) => isObject(m) && m.method === 'tools/call' && m.id === id)
+  return isObject(call) && isObject(call.params) ? call.params.arguments : undefined
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * The input check of one call, on a checker thread: decodes the UTF-8 body (invalid sequences
+ * become U+FFFD, as `Request.text()` does), parses it as JSON, takes the `tools/call` arguments for
+ * MCP, then checks them against the tool's Zod schema (defaults applied, unknown keys refused) and
+ * its shape check (`ToolDefinition.check`: Unicode, depth, number range, sizes), and gives the
+ * RFC 8785 form of the checked value with its SHA-256. Never throws.
+ *
+ * An HTTP body that is empty or only whitespace is `absent`: for an unpaid request there is no
+ * input to check, for a paid one the gate refuses it. MCP arguments that are absent are `{}`.
+ *
+ * @param tools - the catalogue the worker loaded, by id
+ * @example
+ * checkBody(byId, { kind: 'check', tool: 'hash', body: utf8('{"input":"abc"}') })
+ * // <SHA-256 + canonical JSON> (read it with readCheckReply)
+ */
+export function checkBody(tools: ReadonlyMap<string, ToolDefinition>, task: CheckTask): CheckReply {
+  const tool = tools.get(task.tool)
+  if (!tool) return { status: 'crash', name: 'UnknownTool' }
+  const text = decoder.decode(task.body)
+  if (task.mcpRequestId === undefined && text.trim() === '') return { status: 'absent' }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (error) {
+    return { status: 'invalid_json', message: `Malformed JSON body: ${(error as Error).message}` }
+  }
+  const input =
+    task.mcpRequestId === undefined ? parsed : (callArguments(parsed, task.mcpRequestId) ?? {})
+  return checkValue(tool, input)
+}
+
+/**
+ * Checks a parsed input against a tool: its Zod schema, then its shape check, then its RFC 8785
+ * form, framed with its SHA-256. Never throws.
+ *
+ * @example readCheckReply(checkValue(hashTool, { input: 'abc' })) // { status: 'ok', bytes, digest }
+ */
+export function checkValue(tool: ToolDefinition, input: unknown): CheckReply {
+  const parsed = tool.input.safeParse(input)
+  if (!parsed.success) return { status: 'invalid', issues: toInputIssues(parsed.error) }
+  try {
+    tool.check(parsed.data)
+    return canonicalFrame(parsed.data)
+  } catch (error) {
+    if (error instanceof ToolError) {
+      return {
+        status: 'refused',
+        error: {
+          code: error.code,
+          message: error.message,
+          ...(error.details ? { details: error.details } : {}),
+        },
+      }
+    }
+    // A message may quote the input: only the name travels.
+    return { status: 'crash', name: error instanceof Error ? error.name : typeof error }
+  }
+}
