@@ -192,7 +192,7 @@ describe('the workers regex engine', () => {
           instanceLocation: '',
           keyword: 'pattern',
           keywordLocation: '/pattern',
-          error: 'String does not match pattern.',
+          error: 'pattern: must match the regular expression "^(a+)+$"; it does not.',
         },
       ],
     })
