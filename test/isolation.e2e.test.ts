@@ -122,7 +122,7 @@ describe('tool calls that would hold the service', () => {
             instanceLocation: '',
             keyword: 'pattern',
             keywordLocation: '/pattern',
-            error: 'String does not match pattern.',
+            error: 'pattern: must match the regular expression "^(a+)+$"; it does not.',
           },
         ],
       },

@@ -197,6 +197,33 @@ async function expectPageToMatchStats(paidCalls: number): Promise<void> {
   expect(await shownFigures()).toEqual(expectedFigures(body))
 }
 
+/** The chart's legend, [label, value] per series, as uPlot drew it. */
+function legend(): Promise<string[][]> {
+  return page.evaluate(() => {
+    const { document } = globalThis as unknown as BrowserGlobals
+    return Array.from(document.querySelectorAll('.u-legend .u-series')).map((row) => [
+      row.querySelector('.u-label')?.textContent ?? '',
+      row.querySelector('.u-value')?.textContent ?? '',
+    ])
+  })
+}
+
+/** The legend for one day of /stats `daily`, formatted independently of the page's code. */
+function legendOf(day: StatsBody): string[][] {
+  const date = new Date(`${day.date}T00:00:00Z`)
+  const weekday = date.toLocaleDateString('en-US', { weekday: 'short', timeZone: 'UTC' })
+  return [
+    ['Day', `${weekday} ${date.getUTCDate()}`],
+    ['Calls', day.calls.toLocaleString('en-US')],
+    ['Revenue (USDC)', String(Number(day.revenue.usdc))],
+  ]
+}
+
+/** Waits until the legend shows `expected` (it follows each refresh of /stats). */
+async function expectLegend(expected: string[][]): Promise<void> {
+  await expect.poll(legend, { timeout: UPDATE_TIMEOUT_MS, interval: 250 }).toEqual(expected)
+}
+
 async function screenshot(name: string, width: number, scheme: 'light' | 'dark') {
   await page.setViewportSize({ width, height: width < 600 ? 844 : 900 })
   await page.emulateMedia({ colorScheme: scheme })
@@ -223,9 +250,22 @@ describe('landing page in chromium', () => {
     await page.waitForSelector('[data-role="chart"] canvas')
     await expectPageToMatchStats(2)
 
-    // A paid call shows up at the next refresh.
+    // The legend shows the latest day (today) without the pointer on the chart, the day under
+    // the pointer while it hovers, and the latest day again when it leaves.
+    const twoCalls = await stats()
+    const today = twoCalls.daily.at(-1)
+    expect(today).toMatchObject({ calls: 2, revenue: { usdc: '0.004' } })
+    await expectLegend(legendOf(today))
+    // The leftmost point of the plot is nearest the first of the 7 days.
+    await page.locator('[data-role="chart"] .u-over').hover({ position: { x: 2, y: 20 } })
+    await expectLegend(legendOf(twoCalls.daily[0]))
+    await page.mouse.move(0, 0)
+    await expectLegend(legendOf(today))
+
+    // A paid call shows up at the next refresh, in the legend too.
     await paidCall('evm', '/base64')
     await expectPageToMatchStats(3)
+    await expectLegend(legendOf({ ...today, calls: 3, revenue: { usdc: '0.005' } }))
     expect(await page.locator('[data-role="notice"]').isVisible()).toBe(false)
     // Let the 1.2 s highlight of the changed figures fade before the screenshots.
     await page.waitForTimeout(1_500)

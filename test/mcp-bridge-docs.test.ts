@@ -6,14 +6,14 @@ import {
   DEFAULT_MAX_PER_SESSION,
 } from '../clients/mcp-bridge/src/config.js'
 import { SPEND_TOOL } from '../clients/mcp-bridge/src/spend-tool.js'
-import { MCP_BRIDGE } from '../src/descriptions/service-info.js'
+import { bridgeLaunch, MCP_BRIDGE } from '../src/descriptions/service-info.js'
 
 // The service's docs (llms.txt, landing quick start, README) name the bridge from MCP_BRIDGE; the
 // service must not import the bridge, so this test keeps the two in step.
 
 const bridgePackage = JSON.parse(
   readFileSync(new URL('../clients/mcp-bridge/package.json', import.meta.url), 'utf8'),
-) as { name: string; bin: Record<string, string> }
+) as { name: string; version: string; bin: Record<string, string> }
 
 describe('MCP_BRIDGE', () => {
   it('names the package, its bin, variables, caps and spend tool as the bridge has them', () => {
@@ -36,6 +36,17 @@ describe('MCP_BRIDGE', () => {
     expect(MCP_BRIDGE.spendTool).toBe(SPEND_TOOL)
   })
 
+  it('names the bin of a clone and the tarball npm pack writes, as the package has them', () => {
+    expect(MCP_BRIDGE.cloneBin).toBe(`clients/mcp-bridge/${bridgePackage.bin[bridgePackage.name]}`)
+    expect(MCP_BRIDGE.tarball).toBe(`${bridgePackage.name}-${bridgePackage.version}.tgz`)
+    // `npm view payload-tools-mcp` answers 404: until it is published, no snippet may use npx.
+    expect(MCP_BRIDGE.published).toBe(false)
+    expect(bridgeLaunch('/x')).toEqual({
+      command: 'node',
+      args: ['/x/clients/mcp-bridge/dist/bin.js'],
+    })
+  })
+
   it("matches the README's mcpServers snippet", () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
     const section = readme.slice(readme.indexOf('## Use from an MCP client'))
@@ -45,8 +56,13 @@ describe('MCP_BRIDGE', () => {
         mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }>
       }
     ).mcpServers['payload-tools']
-    expect(server?.command).toBe('npx')
-    expect(server?.args).toEqual(['-y', MCP_BRIDGE.package])
+    expect(server).toMatchObject(bridgeLaunch())
+    expect(section).toContain(
+      `\`npm pack -w ${MCP_BRIDGE.package}\` writes\n\`${MCP_BRIDGE.tarball}\``,
+    )
+    expect(section).toContain(
+      `After publication on npm, the entry becomes \`"command": "npx",\n"args": ["-y", "${MCP_BRIDGE.package}"]\``,
+    )
     const variables: readonly string[] = BRIDGE_VARIABLES
     for (const name of Object.keys(server?.env ?? {})) expect(variables).toContain(name)
   })

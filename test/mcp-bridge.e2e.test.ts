@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -390,6 +391,32 @@ describe.concurrent('the installed bridge as a command line', () => {
     )
     expect(run.stdout).toBe('')
   })
+})
+
+describe('the documented tarball form', () => {
+  it('runs as an MCP server through `npx -y file:<tarball>` and lists the tools', async () => {
+    // As the README's snippet starts it. npx installs the tarball into the npm cache (from the
+    // cache where it can): the user's cache, not the bridge's private HOME.
+    const npmCache = process.env.npm_config_cache ?? join(homedir(), '.npm')
+    const s = await spawnBridge(
+      'npx',
+      home('npx'),
+      {
+        PAYLOAD_TOOLS_URL: svc.baseUrl,
+        PAYER_PRIVATE_KEY: evmKey(1),
+        npm_config_cache: npmCache,
+        npm_config_prefer_offline: 'true',
+      },
+      { args: ['-y', `file:${bridge.tarball}`], connectTimeoutMs: 170_000 },
+    )
+    sessions.push(s)
+    const { tools } = await s.client.listTools()
+    expect(tools.map((t) => t.name)).toEqual([
+      ...catalog.map((t) => t.mcpName),
+      'payload_tools_spend',
+    ])
+    expect(s.transportErrors).toEqual([])
+  }, 180_000)
 })
 
 describe('key material', () => {

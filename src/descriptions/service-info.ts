@@ -45,6 +45,15 @@ export const MCP_PATH = '/mcp'
 export const MCP_BRIDGE = {
   /** npm package and bin name. */
   package: 'payload-tools-mcp',
+  /**
+   * Whether the package is on the npm registry. Until it is, `npx -y payload-tools-mcp` fails
+   * (404) and the docs give the forms that work today: the bin of a clone, or a packed tarball.
+   */
+  published: false,
+  /** The built bin inside a clone of the repository (the root `npm install` builds it). */
+  cloneBin: 'clients/mcp-bridge/dist/bin.js',
+  /** The file `npm pack -w payload-tools-mcp` writes at the root of a clone. */
+  tarball: 'payload-tools-mcp-0.1.0.tgz',
   /** Base URL of the service to pay. */
   urlVariable: 'PAYLOAD_TOOLS_URL',
   /** The wallet: an EVM key pays on Base, a Solana secret key on Solana. */
@@ -59,6 +68,24 @@ export const MCP_BRIDGE = {
   /** The free local tool that reports what was spent. */
   spendTool: 'payload_tools_spend',
 } as const
+
+/**
+ * The `command` and `args` of an `mcpServers` entry that starts the bridge today: `npx -y
+ * payload-tools-mcp` once the package is published ({@link MCP_BRIDGE}.published), until then
+ * Node on the bin of a clone.
+ *
+ * @example
+ * bridgeLaunch() // { command: 'node', args: ['/path/to/payload-tools/clients/mcp-bridge/dist/bin.js'] }
+ * @param clone - absolute path of a clone of the repository, as the user would write it
+ */
+export function bridgeLaunch(clone = '/path/to/payload-tools'): {
+  command: string
+  args: string[]
+} {
+  return MCP_BRIDGE.published
+    ? { command: 'npx', args: ['-y', MCP_BRIDGE.package] }
+    : { command: 'node', args: [`${clone}/${MCP_BRIDGE.cloneBin}`] }
+}
 
 /** A price in both notations. */
 export interface Price {

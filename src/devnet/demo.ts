@@ -22,9 +22,15 @@ import { startDevStack } from './stack.js'
 
 const out = (line = '') => process.stdout.write(`${line}\n`)
 
+/**
+ * The log level once the demo payments are done: `LOG_LEVEL`, else `info` (the README's default):
+ * one line per request, so that a 429 or a refused payment that explains a failure is on screen.
+ */
+const DEV_LOG_LEVEL = 'info'
+
 async function main(): Promise<void> {
-  // Keep the demo's table readable; LOG_LEVEL=info shows every request and facilitator call.
-  logger.level = process.env.LOG_LEVEL ?? 'warn'
+  // The demo's own table stays readable (warnings only) unless LOG_LEVEL says otherwise.
+  logger.level = process.env.LOG_LEVEL || 'warn'
   const started = performance.now()
   const stack = await startDevStack()
   const config = loadConfig({ ...process.env, ...stack.serviceEnv })
@@ -113,8 +119,14 @@ async function main(): Promise<void> {
   )
   out(`  curl ${base}/health`)
   out(`  curl ${base}/stats`)
-  out(`  open ${base}/  (landing page with live figures)`)
+  out(`  ${base}/  (the landing page with live figures: open it in a browser)`)
   out()
+  logger.level = process.env.LOG_LEVEL || DEV_LOG_LEVEL
+  out(
+    `Logging at ${logger.level}: one JSON line per request on stdout (unpaid 402s at debug), ` +
+      'refused payments and 429s included. LOG_LEVEL=debug npm run dev shows more, ' +
+      'LOG_LEVEL=warn less.',
+  )
   out('Ctrl-C stops the service, the chains and the facilitator.')
 
   const stop = async () => {

@@ -195,7 +195,7 @@ describe('the workers regex engine', () => {
           instanceLocation: '',
           keyword: 'pattern',
           keywordLocation: '/pattern',
-          error: 'String does not match pattern.',
+          error: 'pattern: must match the regular expression "^(a+)+$"; it does not.',
         },
       ],
     })

@@ -1,6 +1,7 @@
 import { type OutputUnit, type Schema, validate } from '@cfworker/json-schema'
 import { z } from 'zod'
 import { jsonObject } from './fields.js'
+import { describeErrors } from './json-schema/messages.js'
 import { resolveRefs } from './json-schema/refs.js'
 import { MAX_SCHEMA_NESTING, type SchemaObject, scanSchema } from './json-schema/scan.js'
 import { inspectJson } from './json-value.js'
@@ -41,7 +42,11 @@ const validationError = z.object({
   keywordLocation: z
     .string()
     .describe('JSON Pointer of the failing keyword along the evaluation path (through $ref).'),
-  error: z.string().describe('Human-readable message.'),
+  error: z
+    .string()
+    .describe(
+      'Human-readable message: the keyword, the rule it states and what the value is, e.g. "exclusiveMinimum: 0 must be greater than 0.".',
+    ),
 })
 
 /** `result` of a json-validate call. */
@@ -68,6 +73,7 @@ function toPointer(fragment: string): string {
   }
 }
 
+/** An evaluator unit with JSON Pointer locations; the message is rewritten by describeErrors. */
 function toError(unit: OutputUnit): JsonValidateResult['errors'][number] {
   return {
     instanceLocation: toPointer(unit.instanceLocation),
@@ -101,7 +107,11 @@ export function jsonValidate(input: JsonValidateInput): JsonValidateResult {
     valid: units.length === 0,
     error_count: units.length,
     truncated: units.length > MAX_ERRORS,
-    errors: units.slice(0, MAX_ERRORS).map(toError),
+    errors: describeErrors(
+      units.map(toError),
+      { value: input.value, schema: scanned.schema, lookup },
+      MAX_ERRORS,
+    ),
   }
 }
 

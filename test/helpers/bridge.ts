@@ -109,16 +109,20 @@ function bridgeEnv(home: string, env: Record<string, string>): Record<string, st
  * Spawns the installed bin as an MCP server and connects the official `Client` through
  * `StdioClientTransport`, collecting its stderr.
  *
+ * @param bin - the command (the installed bin, or e.g. `npx` with `options.args`)
  * @param home - the bridge's HOME (its day file lives under `<home>/.config`)
+ * @param options - `args` of the command; `connectTimeoutMs` for `initialize` (MCP SDK default
+ *   60 s; a bin that npx installs first needs longer on a busy machine)
  */
 export async function spawnBridge(
   bin: string,
   home: string,
   env: Record<string, string>,
+  options: { args?: string[]; connectTimeoutMs?: number } = {},
 ): Promise<BridgeSession> {
   const transport = new StdioClientTransport({
     command: bin,
-    args: [],
+    args: options.args ?? [],
     env: bridgeEnv(home, env),
     stderr: 'pipe',
   })
@@ -132,7 +136,10 @@ export async function spawnBridge(
   const transportErrors: Error[] = []
   const client = new Client({ name: 'bridge-e2e', version: '1.0.0' })
   client.onerror = (error) => transportErrors.push(error)
-  await client.connect(transport)
+  await client.connect(
+    transport,
+    options.connectTimeoutMs === undefined ? undefined : { timeout: options.connectTimeoutMs },
+  )
   return { client, stderr, transportErrors, close: () => client.close() }
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import {
   type CallToolResult,
   ErrorCode,
@@ -11,6 +12,7 @@ import { BridgeFailure, FAILURE_META_KEY, failureResult } from './failures.js'
 import { SpendCapError, type SpendLedger } from './ledger.js'
 import type { Log } from './log.js'
 import { RAIL_LABEL, type RailId, railOf } from './rails.js'
+import { MAX_RETRY_AFTER_SECONDS, ServiceRateLimitedError } from './rate-limit.js'
 import { SPEND_TOOL, spendResult, spendTool } from './spend-tool.js'
 import { formatUsdc, parseAtomic } from './usdc.js'
 import { chooseOffer, NoPayableRailError, type Wallet } from './wallet.js'
@@ -44,6 +46,11 @@ export interface BridgeParts {
   /** `PAYER_RAIL`: the rail to pay on when the service offers both. */
   preferredRail?: RailId
   log: Log
+  /**
+   * The longest `Retry-After` (seconds) the bridge waits out once before retrying an unpaid
+   * request the service refused with 429; default {@link MAX_RETRY_AFTER_SECONDS}.
+   */
+  maxRetryAfterSeconds?: number
 }
 
 /** The local MCP server's view of the bridge. */
@@ -166,13 +173,38 @@ function message(error: unknown): string {
  */
 export function createBridge(parts: BridgeParts): Bridge {
   const { remote, wallet, ledger, log } = parts
+  const maxWait = parts.maxRetryAfterSeconds ?? MAX_RETRY_AFTER_SECONDS
   let listing: Map<string, Tool> | undefined
   let fetching: Promise<Map<string, Tool>> | undefined
 
+  /**
+   * Runs an unpaid request; when the service answers 429 with a `Retry-After` of at most
+   * `maxWait` seconds, waits that long and runs it once more.
+   *
+   * @throws {BridgeFailure} `rate_limited` when refused again, or when the wait is too long or
+   *   unknown; any other error of `request` unchanged
+   */
+  async function unpaid<T>(what: string, request: () => Promise<T>): Promise<T> {
+    try {
+      return await request()
+    } catch (error) {
+      if (!(error instanceof ServiceRateLimitedError)) throw error
+      const wait = error.retryAfterSeconds
+      if (wait === undefined || wait > maxWait) throw rateLimited(error, maxWait)
+      log(`${what}: rate-limited by the service; retrying once in ${wait} s`)
+      await sleep(wait * 1000)
+      try {
+        return await request()
+      } catch (again) {
+        if (again instanceof ServiceRateLimitedError) throw rateLimited(again, maxWait, wait)
+        throw again
+      }
+    }
+  }
+
   /** Fetches the service's listing (one request at a time) and keeps it for the price checks. */
   function fetchListing(): Promise<Map<string, Tool>> {
-    fetching ??= remote
-      .listTools()
+    fetching ??= unpaid('tools/list', () => remote.listTools())
       .then((tools) => {
         listing = new Map(tools.map((t) => [t.name, t]))
         return listing
@@ -216,16 +248,16 @@ export function createBridge(parts: BridgeParts): Bridge {
 
   async function pay(tool: Tool, args: Record<string, unknown> | undefined) {
     const { name } = tool
-    let unpaid: CallToolResult
+    let first: CallToolResult
     try {
-      unpaid = await remote.callTool(name, args)
+      first = await unpaid(name, () => remote.callTool(name, args))
     } catch (error) {
       throw unreachable(error)
     }
-    const required = paymentRequiredOf(unpaid)
+    const required = paymentRequiredOf(first)
     // A free result, or a refusal that is not about payment: nothing to pay, pass it on.
-    if (!required) return unpaid
-    const inputCheck = failedInputCheck(unpaid)
+    if (!required) return first
+    const inputCheck = failedInputCheck(first)
     if (inputCheck) {
       throw new BridgeFailure(
         'invalid_request',
@@ -270,6 +302,17 @@ export function createBridge(parts: BridgeParts): Bridge {
       try {
         paid = await remote.callTool(name, args, { [PAYMENT_META_KEY]: payment })
       } catch (error) {
+        if (error instanceof ServiceRateLimitedError) {
+          // An HTTP answer, not a lost one: the request was refused before it ran (the service
+          // never limits paid calls; a proxy in front may), so nothing was charged.
+          log(`paid call of ${name} refused with 429; not counted`)
+          throw new BridgeFailure(
+            'rate_limited',
+            `The service refused the paid call of ${name} with HTTP 429 before running it ` +
+              `(${error.detail}). ${retryAdvice(error.retryAfterSeconds)} Nothing was charged.`,
+            retryDetails(error.retryAfterSeconds),
+          )
+        }
         // The payment left this process and may have been settled: it counts against the caps.
         ledger.commit(held)
         counted = true
@@ -342,11 +385,45 @@ function refusedResult(paid: CallToolResult): CallToolResult {
   }
 }
 
-/** The service did not answer: the failure every unreachable case becomes. */
+/** The service did not answer: the failure every unreachable case becomes (a refusal stays). */
 function unreachable(error: unknown): BridgeFailure {
+  if (error instanceof BridgeFailure) return error
   return new BridgeFailure(
     'service_unreachable',
     `The Payload Tools service is unreachable (${message(error)}). Check PAYLOAD_TOOLS_URL and ` +
       'your network. Nothing was signed or charged.',
+  )
+}
+
+const retryAdvice = (seconds: number | undefined): string =>
+  seconds === undefined
+    ? 'Retry later (the service gave no Retry-After).'
+    : `Retry after ${seconds} s.`
+
+const retryDetails = (seconds: number | undefined): Record<string, unknown> =>
+  seconds === undefined ? {} : { retry_after: seconds }
+
+/**
+ * The service refused an unpaid request with 429 `rate_limited` and the bridge gives up: the wait
+ * is unknown or longer than `maxWait` seconds, or the one retry after `waited` seconds was
+ * refused too. `retry_after` (seconds) is in the envelope when the service gave one.
+ */
+function rateLimited(
+  error: ServiceRateLimitedError,
+  maxWait: number,
+  waited?: number,
+): BridgeFailure {
+  const wait = error.retryAfterSeconds
+  const advice =
+    waited !== undefined
+      ? `The bridge waited ${waited} s and retried once, in vain. ${retryAdvice(wait)}`
+      : wait === undefined
+        ? retryAdvice(wait)
+        : `Retry after ${wait} s (longer than the ${maxWait} s the bridge waits by itself).`
+  return new BridgeFailure(
+    'rate_limited',
+    `The Payload Tools service is rate-limiting this client (${error.detail}). ${advice} ` +
+      'Nothing was signed or charged.',
+    retryDetails(wait),
   )
 }

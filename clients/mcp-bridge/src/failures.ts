@@ -11,6 +11,9 @@ export const FAILURE_META_KEY = 'payload-tools/failure'
  * `payment_outcome_unknown`, nothing was signed either, or the signed payment was never sent.
  *
  * - `service_unreachable`: the service did not answer the unpaid call (or the listing);
+ * - `rate_limited`: the service refused with HTTP 429 (too many unpaid requests from this client)
+ *   and the bridge gave up: no `Retry-After`, one longer than `MAX_RETRY_AFTER_SECONDS`, or a
+ *   second 429 after waiting it out once; `retry_after` gives the seconds when known;
  * - `invalid_request`: the service's free input check refused the arguments;
  * - `no_payable_rail`: the 402 offers no `exact` USDC rail this wallet holds a key for;
  * - `price_mismatch`: the 402 asks another amount than `tools/list` advertised;
@@ -23,6 +26,7 @@ export const FAILURE_META_KEY = 'payload-tools/failure'
  */
 export type BridgeFailureCode =
   | 'service_unreachable'
+  | 'rate_limited'
   | 'invalid_request'
   | 'no_payable_rail'
   | 'price_mismatch'

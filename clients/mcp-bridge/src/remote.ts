@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { RemoteService } from './bridge.js'
+import { rateLimitAwareFetch } from './rate-limit.js'
 
 /** Options of {@link connectRemote}. */
 export interface RemoteOptions {
@@ -17,7 +18,9 @@ export interface RemoteOptions {
  * Connects on first use. A failed connection is forgotten, so the next call tries again: the
  * bridge keeps serving (the spend tool, clear errors) while the service is down, and recovers
  * when it is back. The service is stateless (no `Mcp-Session-Id`), so one connection serves every
- * call and survives restarts of the service.
+ * call and survives restarts of the service. An HTTP 429 rejects with a
+ * `ServiceRateLimitedError` (rate-limit.ts, with the `Retry-After` seconds), any other failure
+ * with the MCP SDK's error.
  *
  * @example
  * const remote = connectRemote({ mcpUrl: new URL('https://tools.example/mcp'), version: '0.1.0' })
@@ -29,7 +32,10 @@ export function connectRemote(options: RemoteOptions): RemoteService & { close()
   function client(): Promise<Client> {
     connecting ??= (async () => {
       const c = new Client({ name: 'payload-tools-mcp', version: options.version })
-      await c.connect(new StreamableHTTPClientTransport(options.mcpUrl))
+      // A 429 becomes a ServiceRateLimitedError with its Retry-After (rate-limit.ts).
+      await c.connect(
+        new StreamableHTTPClientTransport(options.mcpUrl, { fetch: rateLimitAwareFetch() }),
+      )
       return c
     })()
     connecting.catch(() => {

@@ -1,6 +1,6 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { SpendSnapshot } from './ledger.js'
-import { RAIL_LABEL, RAIL_NETWORK, type RailId } from './rails.js'
+import { RAIL_LABEL, RAIL_NETWORK, type RailId, railOf } from './rails.js'
 import { formatUsdc } from './usdc.js'
 
 /** Name of the bridge's free local tool. */
@@ -39,7 +39,10 @@ export const spendTool: Tool = {
         items: {
           type: 'object',
           properties: {
-            rail: { enum: ['base', 'solana'] },
+            rail: {
+              enum: ['base', 'solana', null],
+              description: 'null for a network that is neither rail (a hand-edited state file)',
+            },
             network: { type: 'string' },
             session: usdc,
             today: usdc,
@@ -71,10 +74,29 @@ export const spendTool: Tool = {
 
 const total = (amounts: Record<string, bigint>) =>
   Object.values(amounts).reduce((a, b) => a + b, 0n)
+
+/**
+ * The networks to report, one row each: the wallet's rails, and every network with spend this
+ * session or today. The day file is shared by every bridge process of the user, so today may
+ * hold spend on a rail this wallet has no key for (another process paid on it); leaving it out
+ * would make the rows not add up to the totals.
+ */
+function reportedNetworks(snapshot: SpendSnapshot, rails: readonly RailId[]): string[] {
+  const spent = (network: string) =>
+    (snapshot.session[network] ?? 0n) > 0n || (snapshot.today[network] ?? 0n) > 0n
+  const known = (['base', 'solana'] as const)
+    .filter((rail) => rails.includes(rail) || spent(RAIL_NETWORK[rail]))
+    .map((rail) => RAIL_NETWORK[rail] as string)
+  const others = [...new Set([...Object.keys(snapshot.session), ...Object.keys(snapshot.today)])]
+    .filter((network) => railOf(network) === undefined && spent(network))
+    .sort()
+  return [...known, ...others]
+}
 const left = (cap: bigint, spent: bigint) => formatUsdc(cap > spent ? cap - spent : 0n)
 
 /**
- * The result of {@link SPEND_TOOL}: decimal USDC strings, one row per rail of the wallet.
+ * The result of {@link SPEND_TOOL}: decimal USDC strings, one row per rail of the wallet and per
+ * network with spend, so that the rows add up to `session.total` and `today.total`.
  *
  * @example
  * spendResult(ledger.snapshot(), ['base']).structuredContent
@@ -97,11 +119,11 @@ export function spendResult(snapshot: SpendSnapshot, rails: readonly RailId[]): 
         ? { note: `this process only; the day file is unreadable: ${snapshot.todayProblem}` }
         : {}),
     },
-    rails: rails.map((rail) => ({
-      rail,
-      network: RAIL_NETWORK[rail],
-      session: formatUsdc(snapshot.session[RAIL_NETWORK[rail]] ?? 0n),
-      today: formatUsdc(snapshot.today[RAIL_NETWORK[rail]] ?? 0n),
+    rails: reportedNetworks(snapshot, rails).map((network) => ({
+      rail: railOf(network) ?? null,
+      network,
+      session: formatUsdc(snapshot.session[network] ?? 0n),
+      today: formatUsdc(snapshot.today[network] ?? 0n),
     })),
     caps: {
       per_call: formatUsdc(caps.perCall),
@@ -113,11 +135,13 @@ export function spendResult(snapshot: SpendSnapshot, rails: readonly RailId[]): 
       today: caps.perDay === undefined ? null : left(caps.perDay, today),
     },
   }
-  const perRail = report.rails.map((r) => `${RAIL_LABEL[r.rail]} ${r.session}`).join(', ')
+  const label = (r: (typeof report.rails)[number]) => (r.rail ? RAIL_LABEL[r.rail] : r.network)
+  const per = (key: 'session' | 'today') =>
+    report.rails.map((r) => `${label(r)} ${r[key]}`).join(', ')
   const text =
     `Spent ${report.session.total} USDC this session in ${snapshot.calls} paid ` +
-    `call${snapshot.calls === 1 ? '' : 's'} (${perRail}); ${report.today.total} USDC today ` +
-    `(UTC ${snapshot.day}). Caps: ${report.caps.per_call} USDC per call, ` +
+    `call${snapshot.calls === 1 ? '' : 's'} (${per('session')}); ${report.today.total} USDC ` +
+    `today (UTC ${snapshot.day}: ${per('today')}). Caps: ${report.caps.per_call} USDC per call, ` +
     `${report.caps.per_session} per session (${report.remaining.session} left), ` +
     (report.caps.per_day === null
       ? 'no daily cap.'

@@ -72,7 +72,13 @@ export function mcpBridgeSteps(base: string): string[] {
     `Run the npm package \`${MCP_BRIDGE.package}\` as a local MCP server over stdio ` +
       `(\`npx -y ${MCP_BRIDGE.package}\` in the client's \`mcpServers\`) with ` +
       `\`${MCP_BRIDGE.urlVariable}=${base}\`. It lists the same tools and pays each \`tools/call\` ` +
-      'itself with the official x402 client, then returns the result with the settlement.',
+      'itself with the official x402 client, then returns the result with the settlement.' +
+      (MCP_BRIDGE.published
+        ? ''
+        : ' The package is not on npm yet, so `npx` fails until it is published: until then, in a ' +
+          'clone of the service repository `npm install` builds it and the `mcpServers` entry is ' +
+          `\`"command": "node", "args": ["<clone>/${MCP_BRIDGE.cloneBin}"]\`, or install the ` +
+          `tarball \`npm pack -w ${MCP_BRIDGE.package}\` writes (\`${MCP_BRIDGE.tarball}\`).`),
     `The wallet: \`${MCP_BRIDGE.evmKeyVariable}\` (Base) and/or ` +
       `\`${MCP_BRIDGE.solanaKeyVariable}\` (Solana), never logged or sent anywhere.`,
     `Spend caps in USDC, checked before anything is signed: ${caps} per call, session and UTC ` +

@@ -90,7 +90,12 @@ describe('llms.txt', () => {
     expect(text).toContain(
       '- Run the npm package `payload-tools-mcp` as a local MCP server over stdio ' +
         "(`npx -y payload-tools-mcp` in the client's `mcpServers`) with " +
-        '`PAYLOAD_TOOLS_URL=https://tools.example`.',
+        '`PAYLOAD_TOOLS_URL=https://tools.example`. It lists the same tools and pays each ' +
+        '`tools/call` itself with the official x402 client, then returns the result with the ' +
+        'settlement. The package is not on npm yet, so `npx` fails until it is published: until ' +
+        'then, in a clone of the service repository `npm install` builds it and the `mcpServers` ' +
+        'entry is `"command": "node", "args": ["<clone>/clients/mcp-bridge/dist/bin.js"]`, or ' +
+        'install the tarball `npm pack -w payload-tools-mcp` writes (`payload-tools-mcp-0.1.0.tgz`).',
     )
     expect(text).toContain(
       '`MAX_USDC_PER_CALL` (default 0.01), `MAX_USDC_PER_SESSION` (default 0.10), ' +

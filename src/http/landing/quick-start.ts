@@ -1,5 +1,5 @@
 import { toolExample } from '../../descriptions/examples.js'
-import { MCP_BRIDGE, MCP_PATH, X402 } from '../../descriptions/service-info.js'
+import { bridgeLaunch, MCP_BRIDGE, MCP_PATH, X402 } from '../../descriptions/service-info.js'
 import type { ToolDefinition } from '../../tools/types.js'
 
 /** One quick-start step: a heading, a sentence, and a code block (plain text, unescaped). */
@@ -100,14 +100,19 @@ export function quickStartSteps(base: string, tools: readonly ToolDefinition[]):
         'MCP clients that cannot sign x402 (desktop assistants, IDE and CLI agents) run ' +
         `\`${MCP_BRIDGE.package}\` over stdio: it lists the same tools and pays each call from ` +
         'your wallet, within hard spend caps. Add it to the `mcpServers` of the client; ' +
-        `\`${MCP_BRIDGE.spendTool}\` shows what was spent.`,
+        `\`${MCP_BRIDGE.spendTool}\` shows what was spent. ` +
+        (MCP_BRIDGE.published
+          ? ''
+          : 'It is not on npm yet: in a clone of the repository, `npm install` builds it; put the ' +
+            `clone's absolute path in \`args\` (or install the tarball \`npm pack -w ` +
+            `${MCP_BRIDGE.package}\` writes). After publication: \`"command": "npx", "args": ` +
+            `["-y", "${MCP_BRIDGE.package}"]\`.`),
       language: 'json',
       code: JSON.stringify(
         {
           mcpServers: {
             'payload-tools': {
-              command: 'npx',
-              args: ['-y', MCP_BRIDGE.package],
+              ...bridgeLaunch(),
               env: {
                 [MCP_BRIDGE.urlVariable]: base,
                 [MCP_BRIDGE.evmKeyVariable]: '0x…',

@@ -193,8 +193,15 @@ describe('renderLanding', () => {
     expect(page).toContain('wrapFetchWithPayment(fetch, client)')
     expect(page).toContain('https://tools.example/mcp')
     expect(page).toContain('<li id="quick-start-bridge">')
-    expect(page).toContain('&quot;command&quot;: &quot;npx&quot;')
-    expect(page).toContain('&quot;payload-tools-mcp&quot;')
+    // Not on npm yet (npm view payload-tools-mcp: 404): the snippet runs the bin of a clone.
+    expect(page).toContain('&quot;command&quot;: &quot;node&quot;')
+    expect(page).toContain('&quot;/path/to/payload-tools/clients/mcp-bridge/dist/bin.js&quot;')
+    expect(page).toContain(
+      'It is not on npm yet: in a clone of the repository, <code>npm install</code> builds it',
+    )
+    expect(page).toContain(
+      'After publication: <code>&quot;command&quot;: &quot;npx&quot;, &quot;args&quot;: [&quot;-y&quot;, &quot;payload-tools-mcp&quot;]</code>.',
+    )
     expect(page).toContain('&quot;PAYLOAD_TOOLS_URL&quot;: &quot;https://tools.example&quot;')
     for (const href of ['/openapi.json', '/llms.txt', '/.well-known/x402', '/mcp']) {
       expect(page).toContain(`<a href="${href}">`)

@@ -12,6 +12,25 @@ export const MAX_SCHEMA_NESTING = 32
 /** A JSON object inside a schema. */
 export type SchemaObject = Record<string, unknown>
 
+const falseSchemas = new WeakSet<object>()
+
+/**
+ * The evaluator's stand-in for a `false` subschema: `{"not": {}}`, which rejects every value
+ * just as `false` does. @cfworker/json-schema reports a failing `false` with the instance
+ * location as its keywordLocation; through this object the failure gets a real evaluation path
+ * (`…/not`), which json-validate reports as the keyword `false` at the subschema's location.
+ */
+function falseSchema(): SchemaObject {
+  const schema = { not: {} }
+  falseSchemas.add(schema)
+  return schema
+}
+
+/** Whether `node` is the evaluator's stand-in for a `false` subschema (see {@link scanSchema}). */
+export function isFalseSchema(node: unknown): boolean {
+  return typeof node === 'object' && node !== null && falseSchemas.has(node)
+}
+
 /** One object subschema of a scanned copy, with its JSON Pointer (RFC 6901) in the original. */
 export interface SchemaNode {
   node: SchemaObject
@@ -22,7 +41,8 @@ export interface SchemaNode {
 export interface ScannedSchema {
   /**
    * A copy of the schema for the evaluator: `format` is left out because draft 2020-12 makes it an
-   * annotation by default while @cfworker/json-schema would assert it. Data values (`const`,
+   * annotation by default while @cfworker/json-schema would assert it, and each `false`
+   * subschema is an equivalent `{"not": {}}` ({@link isFalseSchema}). Data values (`const`,
    * `enum`...) are shared with the input, not copied.
    */
   schema: SchemaObject
@@ -93,7 +113,7 @@ export function scanSchema(schema: SchemaObject): ScannedSchema {
   let usesUniqueItems = false
 
   function walk(value: unknown, location: string, nesting: number): unknown {
-    if (typeof value === 'boolean') return value
+    if (typeof value === 'boolean') return value || falseSchema()
     if (!isObject(value)) {
       throw new ToolError(
         'invalid_schema',

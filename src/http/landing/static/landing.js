@@ -112,6 +112,16 @@
   }
   const trim = (value) => String(Number(value.toFixed(6)))
 
+  /**
+   * The day the legend shows: the one under the pointer, else the latest (uPlot passes no index
+   * while the pointer is off the chart, and the legend would read "Day: – Calls: –").
+   */
+  const shownDay = (u, i) => i ?? u.data[0].length - 1
+  const shown = (u, s, i, format) => {
+    const v = u.data[s][shownDay(u, i)]
+    return v == null ? '–' : format(v)
+  }
+
   function chartData(daily) {
     return [
       daily.map((_, i) => i),
@@ -168,7 +178,7 @@
         },
       ],
       series: [
-        { label: 'Day', value: (_u, i) => (i == null ? '–' : (labels[i] ?? '–')) },
+        { label: 'Day', value: (u, _v, _s, i) => labels[shownDay(u, i)] ?? '–' },
         {
           label: 'Calls',
           scale: 'calls',
@@ -177,7 +187,7 @@
           width: 0,
           paths: uPlot.paths.bars({ size: [0.55, 56] }),
           points: { show: false },
-          value: (_u, v) => (v == null ? '–' : groupDigits(v)),
+          value: (u, _v, s, i) => shown(u, s, i, groupDigits),
         },
         {
           label: 'Revenue (USDC)',
@@ -185,7 +195,7 @@
           stroke: revenue,
           width: 2.5,
           points: { show: true, size: 7, fill: revenue, stroke: revenue },
-          value: (_u, v) => (v == null ? '–' : trim(v)),
+          value: (u, _v, s, i) => shown(u, s, i, trim),
         },
       ],
       cursor: { drag: { x: false, y: false }, points: { size: 9 } },

@@ -1,0 +1,203 @@
+import { parseArgs } from 'node:util'
+import { getBase58Encoder } from '@solana/kit'
+import { decodePaymentResponseHeader } from '@x402/core/http'
+import type { Network } from '@x402/core/types'
+import { wrapFetchWithPayment } from '@x402/fetch'
+import type { Hex } from 'viem'
+import { catalog } from '../tools/catalog.js'
+import type { ToolDefinition } from '../tools/types.js'
+import { type PayerKeys, payerClient } from './payer.js'
+
+/** Where `npm run pay` writes: the JSON envelope alone on stdout, everything else on stderr. */
+export interface PayOutput {
+  stdout(text: string): void
+  stderr(text: string): void
+}
+
+/** The default service of `npm run pay`: the one `npm run dev` serves. */
+export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8402'
+
+const SOLANA_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
+
+/** The usage of `npm run pay`, with the tools of the catalogue. */
+export const PAY_USAGE = `usage: npm run pay -- [--rail evm|solana] [--url SERVICE_URL] <tool> '<json body>'
+  tools: ${catalog.map((t) => t.id).join(' ')}
+  environment: PAYER_PRIVATE_KEY (evm), PAYER_SOLANA_SECRET_KEY and SOLANA_RPC_URL (solana),
+    SERVICE_URL (default ${DEFAULT_SERVICE_URL}), SOLANA_NETWORK (default mainnet)
+  stdout: the service's JSON answer only; status lines go to stderr`
+
+/** A command line `npm run pay` cannot run; the message ends without a newline. */
+class UsageError extends Error {}
+
+/** The 402's JSON body, as far as `npm run pay` reads it. */
+interface PaymentRequiredBody {
+  input_check?: { valid?: boolean; errors?: { path?: string; message?: string }[] }
+}
+
+/** The unpaid 402's free `input_check` refused the body: the payment is never signed. */
+class BodyRefused extends Error {
+  constructor(readonly envelope: PaymentRequiredBody) {
+    super('input_check refused the body')
+  }
+}
+
+/** A catalogue tool by its id (`hash`, `json-validate`), with or without a leading slash. */
+function findTool(name: string): ToolDefinition | undefined {
+  const id = name.replace(/^\/+/, '')
+  return catalog.find((t) => t.id === id) as ToolDefinition | undefined
+}
+
+function readKeys(rail: 'evm' | 'solana', env: NodeJS.ProcessEnv): PayerKeys {
+  if (rail === 'evm') {
+    if (!env.PAYER_PRIVATE_KEY) {
+      throw new UsageError("PAYER_PRIVATE_KEY is not set (the payer's EVM private key, hex)")
+    }
+    return { evmPrivateKey: env.PAYER_PRIVATE_KEY as Hex }
+  }
+  const secret = env.PAYER_SOLANA_SECRET_KEY
+  const rpcUrl = env.SOLANA_RPC_URL
+  if (!secret || !rpcUrl) {
+    throw new UsageError('PAYER_SOLANA_SECRET_KEY and SOLANA_RPC_URL must be set')
+  }
+  return {
+    solana: {
+      secretKey: new Uint8Array(getBase58Encoder().encode(secret)),
+      rpcUrl,
+      network: (env.SOLANA_NETWORK ?? SOLANA_MAINNET) as Network,
+    },
+  }
+}
+
+/**
+ * `npm run pay`: pays for one tool call with the official `@x402/fetch` client and prints the
+ * service's JSON answer on stdout, alone, so that `npm run pay … | jq` works; the status line
+ * (`HTTP 200 in 62 ms (402 -> sign -> paid request)`) and the settlement go to stderr.
+ *
+ * Nothing is sent for an unknown tool or a bad command line (exit 2, with the usage). The unpaid
+ * request comes first, as x402 has it; when its 402 carries a failing free `input_check`, the
+ * command stops there (exit 1, the 402's envelope on stdout, the issues on stderr) and nothing is
+ * signed: the service would refuse the paid request anyway.
+ *
+ * @example
+ * await runPay(['hash', '{"input":"abc"}'], process.env, { stdout: …, stderr: … }) // 0
+ * @param fetchImpl - the HTTP client under the x402 one (tests count its requests)
+ * @returns the exit code: 0 for a 2xx answer, 1 for any other answer or a refused body, 2 for a
+ *   usage error
+ */
+export async function runPay(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  out: PayOutput,
+  fetchImpl: typeof fetch = fetch,
+): Promise<number> {
+  try {
+    return await pay(argv, env, out, fetchImpl)
+  } catch (error) {
+    if (error instanceof UsageError) {
+      out.stderr(`pay: ${error.message}\n${PAY_USAGE}\n`)
+      return 2
+    }
+    throw error
+  }
+}
+
+async function pay(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  out: PayOutput,
+  fetchImpl: typeof fetch,
+): Promise<number> {
+  let parsed: ReturnType<typeof parseCommandLine>
+  try {
+    parsed = parseCommandLine(argv)
+  } catch (error) {
+    // node:util parseArgs: an unknown option, or one without its value.
+    throw error instanceof UsageError ? error : new UsageError((error as Error).message)
+  }
+  const { rail, url, toolName, body } = parsed
+  const tool = findTool(toolName)
+  if (!tool) {
+    throw new UsageError(
+      `unknown tool ${JSON.stringify(toolName)}; the tools are ${catalog.map((t) => t.id).join(', ')}`,
+    )
+  }
+  const keys = readKeys(rail, env)
+  const base = (url ?? env.SERVICE_URL ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '')
+
+  let paid = false
+  // Under the official client: stop at a 402 whose free input check failed (before the client
+  // signs), and note whether a paid request went out, for the status line.
+  const checked: typeof fetch = async (input, init) => {
+    const request =
+      input instanceof Request && init === undefined ? input : new Request(input, init)
+    const signed = request.headers.has('PAYMENT-SIGNATURE')
+    const res = await fetchImpl(request)
+    paid ||= signed
+    if (res.status === 402 && !signed) {
+      const envelope = (await res
+        .clone()
+        .json()
+        .catch(() => undefined)) as PaymentRequiredBody | undefined
+      if (envelope?.input_check?.valid === false) throw new BodyRefused(envelope)
+    }
+    return res
+  }
+  const client = wrapFetchWithPayment(checked, await payerClient(keys, rail))
+  const started = performance.now()
+  let res: Response
+  try {
+    res = await client(`${base}${tool.path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body,
+    })
+  } catch (error) {
+    if (!(error instanceof BodyRefused)) throw error
+    const issues = (error.envelope.input_check?.errors ?? [])
+      .map((e) => `  ${e.path || '(body)'}: ${e.message}\n`)
+      .join('')
+    out.stdout(`${JSON.stringify(error.envelope, null, 2)}\n`)
+    out.stderr(
+      `pay: the service's free input check refused the body, so nothing was signed or paid:\n${issues}`,
+    )
+    return 1
+  }
+  const ms = Math.round(performance.now() - started)
+  out.stderr(
+    `HTTP ${res.status} in ${ms} ms (${paid ? '402 -> sign -> paid request' : 'no payment made'})\n`,
+  )
+  const receipt = res.headers.get('PAYMENT-RESPONSE')
+  if (receipt) {
+    const settled = decodePaymentResponseHeader(receipt)
+    out.stderr(
+      `settled: ${settled.success} on ${settled.network}, transaction ${settled.transaction}\n`,
+    )
+  }
+  const text = await res.text()
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch {
+    // Not the service's JSON (a proxy's page): stdout stays JSON-only, the text goes to stderr.
+    out.stderr(`pay: the answer is not JSON: ${text.slice(0, 500)}\n`)
+    return 1
+  }
+  out.stdout(`${JSON.stringify(json, null, 2)}\n`)
+  return res.ok ? 0 : 1
+}
+
+function parseCommandLine(argv: readonly string[]) {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: { rail: { type: 'string', default: 'evm' }, url: { type: 'string' } },
+  })
+  const [toolName, body = '{}', ...extra] = positionals
+  if (!toolName) throw new UsageError('name the tool to call')
+  if (extra.length) throw new UsageError(`unexpected arguments after the body: ${extra.join(' ')}`)
+  const rail = values.rail
+  if (rail !== 'evm' && rail !== 'solana') {
+    throw new UsageError(`--rail must be evm or solana, not ${JSON.stringify(rail)}`)
+  }
+  return { rail, url: values.url, toolName, body } as const
+}

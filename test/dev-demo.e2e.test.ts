@@ -1,0 +1,87 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '../src/devnet/ports.js'
+
+// `npm run dev` as a newcomer runs it: the demo process (tsx src/devnet/demo.ts, without
+// LOG_LEVEL), on a free port. After the demo it must log every request at info, say so, and print
+// the landing page's URL as a URL (not a macOS `open` command).
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const DONE = 'Ctrl-C stops the service, the chains and the facilitator.'
+let child: ChildProcess
+let port: number
+const lines: string[] = []
+let exited: Promise<number | null>
+
+/** Resolves when a stdout line matches, or rejects after `ms`. */
+function lineMatching(test: (line: string) => boolean, ms: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    const poll = () => {
+      const found = lines.find(test)
+      if (found !== undefined) return resolve(found)
+      if (Date.now() - started > ms) {
+        return reject(new Error(`no such line after ${ms} ms; stdout:\n${lines.join('\n')}`))
+      }
+      setTimeout(poll, 100)
+    }
+    poll()
+  })
+}
+
+beforeAll(async () => {
+  port = await freePort()
+  child = spawn(`${ROOT}node_modules/.bin/tsx`, ['src/devnet/demo.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+  let partial = ''
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString('utf8')).split('\n')
+    partial = parts.pop() ?? ''
+    lines.push(...parts)
+  })
+  await lineMatching((l) => l === DONE, 240_000)
+}, 300_000)
+afterAll(async () => {
+  if (!child || child.exitCode !== null) return
+  // Ctrl-C first, so that the demo stops its chains and facilitator; SIGKILL if it hangs.
+  child.kill('SIGINT')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+  await exited
+  clearTimeout(timer)
+}, 60_000)
+
+describe('npm run dev', () => {
+  it('prints the landing page as a URL, not as a macOS open command', () => {
+    expect(lines).toContain(
+      `  http://127.0.0.1:${port}/  (the landing page with live figures: open it in a browser)`,
+    )
+    expect(lines.filter((l) => /^\s*open\s/.test(l))).toEqual([])
+  })
+
+  it('says it logs at info and how to change it, then logs each request', async () => {
+    expect(lines).toContain(
+      'Logging at info: one JSON line per request on stdout (unpaid 402s at debug), refused ' +
+        'payments and 429s included. LOG_LEVEL=debug npm run dev shows more, LOG_LEVEL=warn less.',
+    )
+    const res = await fetch(`http://127.0.0.1:${port}/no-such-path`)
+    expect(res.status).toBe(404)
+    const line = await lineMatching((l) => l.includes('"path":"/no-such-path"'), 30_000)
+    expect(JSON.parse(line)).toMatchObject({
+      level: 30,
+      msg: 'request',
+      method: 'GET',
+      path: '/no-such-path',
+      status: 404,
+    })
+  })
+
+  it('stops on Ctrl-C (SIGINT)', async () => {
+    child.kill('SIGINT')
+    expect(await exited).toBe(0)
+  }, 60_000)
+})
