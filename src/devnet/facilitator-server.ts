@@ -53,8 +53,13 @@ export interface FacilitatorReceived {
   op: 'verify' | 'settle'
   status: number
   network: string
-  /** The PaymentPayload's `extensions` (the echoed bazaar info, the payment-identifier). */
-  extensions?: Record<string, unknown>
+  /**
+   * The PaymentPayload without its signed `payload`: `resource`, `accepted` and `extensions`
+   * (the echoed bazaar info a facilitator catalogues, the payment-identifier).
+   */
+  payment: Omit<PaymentPayload, 'payload'>
+  /** The PaymentRequirements sent with it. */
+  requirements: PaymentRequirements
 }
 
 /**
@@ -196,16 +201,21 @@ async function handle(
     const result = await run(req)
     const ms = Math.round(performance.now() - started)
     logger.info({ op, status: 200, scheme, network, ms }, 'facilitator answered')
-    const { extensions } = req.paymentPayload
-    received?.push({ op, status: 200, network, ...(extensions ? { extensions } : {}) })
+    received?.push({ op, status: 200, network, ...recorded(req) })
     return c.json(result)
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err)
     const name = err instanceof Error ? err.name : typeof err
     logger.warn({ op, status: 500, scheme, network, err: name }, 'facilitator threw')
-    received?.push({ op, status: 500, network })
+    received?.push({ op, status: 500, network, ...recorded(req) })
     return c.json({ error }, 500)
   }
+}
+
+/** What a test may see of a request: everything but the signed payload. */
+function recorded(req: FacilitatorRequest): Pick<FacilitatorReceived, 'payment' | 'requirements'> {
+  const { payload: _signed, ...payment } = req.paymentPayload
+  return { payment, requirements: req.paymentRequirements }
 }
 
 /** The request body per spec §7.1, or a reason it is malformed. */

@@ -58,3 +58,35 @@ describe('the paid-call budget', () => {
     ).not.toThrow()
   })
 })
+
+describe('the paid-call budget with several facilitators', () => {
+  it('counts verify once per facilitator it may try, settle once', () => {
+    expect(
+      worstPaidCallMs({
+        facilitatorTimeoutMs: 6000,
+        workers: 2,
+        queueLimit: 4,
+        timeoutMs: 2000,
+        facilitators: 2,
+      }),
+    ).toBe(2 * 6000 + 2000 + 4000 + 2000 + 6000)
+    expect(() =>
+      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), facilitators: 2 }),
+    ).toThrow(
+      'A paid call could outlive its payment: verify on up to 2 facilitators 2 × FACILITATOR_TIMEOUT_MS (20000) ' +
+        '+ settle FACILITATOR_TIMEOUT_MS (10000) + the telemetry write (2000) + the wait for a worker ' +
+        'max(1, ceil(TOOL_QUEUE_LIMIT 4 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (4000) + the run ' +
+        'TOOL_TIMEOUT_MS (2000) = 38000 ms, more than half of the 60 s a payment stays valid (30000 ms). ' +
+        'Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise ' +
+        'TOOL_WORKERS, or list fewer facilitators in FACILITATOR_URL.',
+    )
+    // Two facilitators at 6 s each fit, with the Redis guard.
+    expect(() =>
+      assertPaidCallBudget({
+        ...bounds({ TOOL_WORKERS: '2', FACILITATOR_TIMEOUT_MS: '6000' }),
+        facilitators: 2,
+        guardTimeoutMs: 500,
+      }),
+    ).not.toThrow()
+  })
+})
