@@ -1,9 +1,10 @@
 import { decodePaymentRequiredHeader } from '@x402/core/http'
 import { extractDiscoveryInfo } from '@x402/extensions/bazaar'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { createCdpApiKey, type DevApiKey } from '../src/devnet/api-keys.js'
 import { type DevFacilitator, type DevStack, startDevStack } from '../src/devnet/stack.js'
+import { logger } from '../src/logger.js'
 import { createService } from '../src/service.js'
 import { paidFetch } from './helpers/clients.js'
 import { json } from './helpers/json.js'
@@ -49,6 +50,7 @@ async function serviceOn(f: DevFacilitator, auth: string, key?: DevApiKey) {
     ...(key ? { CDP_API_KEY_ID: key.id, CDP_API_KEY_SECRET: key.secret } : {}),
   })
   services.push(svc)
+  await svc.service.runner.warm()
   return svc
 }
 
@@ -108,7 +110,12 @@ describe('the bazaar extension', () => {
 })
 
 describe('what is wrong, said at start and in /health', () => {
-  it('names the facilitator and its auth mode when it refuses our key (401)', async () => {
+  it('names the facilitator and its auth mode when it refuses our key (401), logging no credential', async () => {
+    const spies = [
+      ...(['info', 'warn', 'error', 'debug'] as const).map((level) => vi.spyOn(logger, level)),
+      vi.spyOn(console, 'warn'),
+      vi.spyOn(console, 'log'),
+    ]
     const wrong = { ...createCdpApiKey('ec'), id: ec.id }
     const svc = await serviceOn(a, 'cdp', wrong)
     const before = counts(a)
@@ -135,6 +142,19 @@ describe('what is wrong, said at start and in /health', () => {
     ])
     expect(counts(a)).toEqual({ ...before, supported: before.supported + 1 })
     expect(JSON.stringify(health)).not.toContain(wrong.secret.slice(40, 60))
+    // The start-up log says it too; no log line holds the key or a JWT.
+    const logged = spies.flatMap((spy) => spy.mock.calls.map((args) => JSON.stringify(args)))
+    for (const spy of spies) spy.mockRestore()
+    expect(logged).toContain(
+      JSON.stringify([
+        { facilitator: host(a), auth: 'cdp', op: 'supported', reason: 'HTTP 401' },
+        `facilitator ${host(a)} (auth cdp) refused our credentials: check CDP_API_KEY_ID and CDP_API_KEY_SECRET`,
+      ]),
+    )
+    for (const line of logged) {
+      expect(line).not.toContain(wrong.secret.split('\n')[1]?.slice(0, 40))
+      expect(line).not.toMatch(/Bearer|eyJ[A-Za-z0-9_-]{10}/)
+    }
   })
 
   it('says a facilitator wants credentials when none are configured for it', async () => {

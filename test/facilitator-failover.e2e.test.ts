@@ -11,7 +11,9 @@ import { type RunningService, startService } from './helpers/service.js'
 // Failover when A is down (stopped: connection refused) on both rails, one transfer per call;
 // a settle that times out on A is never sent to B.
 
-const TIMEOUT_MS = 3_000
+// Generous: a settle on the devnet takes milliseconds, but the machine may be busy, and a slow
+// verify would fail over on its own.
+const TIMEOUT_MS = 5_000
 let stack: DevStack
 let a: DevFacilitator
 let b: DevFacilitator
@@ -21,6 +23,7 @@ beforeAll(async () => {
   stack = await startDevStack({ payers: 3, facilitators: [{}, {}] })
   ;[a, b] = stack.facilitators as [DevFacilitator, DevFacilitator]
   svc = await startService(stack, { FACILITATOR_TIMEOUT_MS: String(TIMEOUT_MS) })
+  await svc.service.runner.warm()
 })
 afterAll(async () => {
   await svc?.stop()
