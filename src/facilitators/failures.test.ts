@@ -111,6 +111,14 @@ describe('neverReached', () => {
     expect(shortReason(error)).toBe('HTTP 503')
   })
 
+  it('reads a 4xx without a verdict as a refusal of the request, 408 and 429 as failures', async () => {
+    const rejected = await settleError(await serve(answer(400, '{"error":"bad payload"}')))
+    expect(failureKind(rejected)).toBe('rejected')
+    expect(neverReached(rejected)).toBe(false)
+    expect(failureKind(await settleError(await serve(answer(429, '{}'))))).toBe('failed')
+    expect(failureKind(await settleError(await serve(answer(408, '{}'))))).toBe('failed')
+  })
+
   it('is false for a SettleError, and a 4xx one is a verdict', async () => {
     const body =
       '{"success":false,"errorReason":"insufficient_funds","transaction":"","network":"eip155:8453"}'

@@ -90,11 +90,17 @@ export type FailureKind =
   | 'verdict'
   /** It answered 401 or 403: our credentials are missing, wrong or revoked. */
   | 'unauthorized'
+  /**
+   * Another 4xx without a verdict (400, 404, 422…): it read the request and refused it. Our
+   * request's fault (a payload it cannot parse), not the facilitator's: a client sending junk
+   * must not make a facilitator look down.
+   */
+  | 'rejected'
   /** {@link neverReached}: refused, DNS, unreachable. */
   | 'unreachable'
   /** No answer within FACILITATOR_TIMEOUT_MS. */
   | 'timeout'
-  /** Any other failure: 5xx, 429, other 4xx without a verdict, malformed answers. */
+  /** Any other failure: 5xx, 408, 429, a connection reset, malformed answers. */
   | 'failed'
 
 /**
@@ -103,6 +109,7 @@ export type FailureKind =
  * @example
  * failureKind(new VerifyError(400, { isValid: false, invalidReason: 'insufficient_funds' })) // 'verdict'
  * failureKind(new Error('Facilitator getSupported failed (401): {"errorType":"unauthorized"}')) // 'unauthorized'
+ * failureKind(new Error('Facilitator verify failed (400): {"error":"bad payload"}')) // 'rejected'
  */
 export function failureKind(error: unknown): FailureKind {
   const status = httpStatusOf(error)
@@ -110,6 +117,9 @@ export function failureKind(error: unknown): FailureKind {
     return error.statusCode === 401 || error.statusCode === 403 ? 'unauthorized' : 'verdict'
   }
   if (status === 401 || status === 403) return 'unauthorized'
+  if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+    return 'rejected'
+  }
   if (error instanceof FacilitatorTimeoutError) return 'timeout'
   if (neverReached(error)) return 'unreachable'
   return 'failed'

@@ -149,6 +149,22 @@ describe('the facilitator router', () => {
     expect(states(router)).toEqual(['a.example ok', 'b.example ok'])
   })
 
+  it('neither marks down nor asks another facilitator when one refuses the request (4xx)', async () => {
+    const refusal = new Error(
+      'Facilitator verify failed (400): {"error":"paymentPayload is not valid"}',
+    )
+    const a = scripted('a', { verify: () => Promise.reject(refusal) })
+    const b = scripted('b')
+    const { router } = setup([a, b])
+    await router.getSupported()
+    const r0 = router.revision()
+    const { payload, requirements } = payment()
+    await expect(router.verify(payload, requirements)).rejects.toBe(refusal)
+    expect(b.calls.verify).toBe(0)
+    expect(states(router)).toEqual(['a.example ok', 'b.example ok'])
+    expect(router.revision()).toBe(r0)
+  })
+
   it('throws the last error when every facilitator fails verify', async () => {
     const a = scripted('a', { verify: () => Promise.reject(refused()) })
     const last = http503('verify')

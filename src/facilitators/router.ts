@@ -15,6 +15,16 @@ import type {
   FacilitatorRoutes,
 } from '../payment/facilitator.js'
 import { failureKind, neverReached, shortReason } from './failures.js'
+
+/**
+ * Whether a failed call still shows the facilitator working: its verdict on the payment, or its
+ * refusal of a request it read (a 4xx about the request). Neither is sent to another facilitator.
+ */
+const answered = (error: unknown) => {
+  const kind = failureKind(error)
+  return kind === 'verdict' || kind === 'rejected'
+}
+
 import { createRecentOutcomes, type RecentOutcomes } from './recent.js'
 
 /** How often a facilitator that answers has its `/supported` re-read, in milliseconds. */
@@ -54,8 +64,9 @@ export interface FacilitatorRouterOptions {
  *   2 s, 4 s, … up to {@link RETRY_MAX_MS}, in the background while another one serves.
  * - verify: the facilitators that offer the payment's network and scheme (and, when its
  *   requirements name a `feePayer`, as Solana's do, whose `/supported` names that fee payer: only
- *   it can co-sign the transaction), those up first, in order; on a failure that is not a verdict
- *   on the payment (refused, 5xx, 401/403, timeout, malformed answer), the next one. Each attempt
+ *   it can co-sign the transaction), those up first, in order; on a failure of the facilitator
+ *   (refused, 5xx, 401/403, 408, 429, timeout, malformed answer), the next one. Its verdict on the
+ *   payment, or a 4xx refusing the request, is thrown as it is. Each attempt
  *   is bounded by FACILITATOR_TIMEOUT_MS, so verify takes at most that many times the facilitators.
  * - settle: the same order (the facilitator that verified this payment first), but the next
  *   facilitator is tried only when the previous one certainly never received the request
@@ -277,7 +288,7 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
           verifiedBy.set(payload, e)
           return response
         } catch (error) {
-          if (failureKind(error) === 'verdict') {
+          if (answered(error)) {
             succeeded(e)
             throw error
           }
@@ -320,7 +331,7 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
           succeeded(e)
           return response
         } catch (error) {
-          if (failureKind(error) === 'verdict') {
+          if (answered(error)) {
             succeeded(e)
             throw error
           }
