@@ -242,6 +242,27 @@ describe('GET /health', () => {
       expect(text).not.toContain('unauthorized"}')
     })
 
+    it('names a configured rail that no facilitator offers', async () => {
+      const router = createFacilitatorRouter({
+        timeoutMs: 1000,
+        facilitators: [
+          {
+            host: 'evm-only.example',
+            auth: 'none',
+            client: {
+              ...facilitator(),
+              getSupported: async () => ({ kinds: [kinds[0]], extensions: [], signers: {} }),
+            } as never,
+          },
+        ],
+      })
+      const link = createFacilitatorLink({ client: router, rails: fakeRails })
+      await link.ready()
+      expect(checkHealth({ link }).reasons).toEqual([
+        `rail ${FAKE_SOLANA} is not live: no facilitator offers it`,
+      ])
+    })
+
     it('shows a facilitator whose recent calls failed as degraded, though its last call worked', async () => {
       let fail = true
       const router = createFacilitatorRouter({
