@@ -24,6 +24,27 @@ const commaList = (item: z.ZodString) =>
         .filter(Boolean),
     )
     .pipe(z.array(item).min(1).optional())
+/**
+ * A facilitator's base URL: http(s), without credentials, query or fragment (a key in a URL would
+ * show in logs and health; keys go in FACILITATOR_AUTH's variables).
+ */
+const facilitatorUrl = z
+  .string()
+  .url()
+  .refine((value) => {
+    const url = new URL(value)
+    return (
+      (url.protocol === 'https:' || url.protocol === 'http:') &&
+      !url.username &&
+      !url.password &&
+      !url.search &&
+      !url.hash
+    )
+  }, 'each entry must be an http(s) URL without credentials, query or fragment (credentials go in FACILITATOR_AUTH)')
+/** How each facilitator authenticates our requests (see src/facilitators/auth.ts). */
+const FACILITATOR_AUTH_MODES = ['none', 'cdp', 'payai'] as const
+/** An API key's part: trimmed; never echoed in an error. */
+const apiKeyPart = z.string().trim().min(1).optional()
 const hostName = z
   .string()
   .regex(
@@ -49,8 +70,17 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8402),
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_BASE_URL: optionalUrl,
-  FACILITATOR_URL: optionalUrl,
-  FACILITATOR_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(5_000),
+  FACILITATOR_URL: commaList(facilitatorUrl),
+  FACILITATOR_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(4_000),
+  FACILITATOR_AUTH: z
+    .string()
+    .optional()
+    .transform((v) => v?.split(',').map((part) => part.trim().toLowerCase()))
+    .pipe(z.array(z.enum(FACILITATOR_AUTH_MODES)).min(1).optional()),
+  CDP_API_KEY_ID: apiKeyPart,
+  CDP_API_KEY_SECRET: apiKeyPart,
+  PAYAI_API_KEY_ID: apiKeyPart,
+  PAYAI_API_KEY_SECRET: apiKeyPart,
   PAY_TO_EVM: evmAddress.optional(),
   PAY_TO_SOLANA: solanaAddress.optional(),
   USDC_EVM: evmAddress.default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
@@ -101,16 +131,27 @@ export const CONFIG_VARIABLES = Object.keys(envSchema.shape)
 /** The defaults of the variables that have one, as parsed values. */
 export const CONFIG_DEFAULTS: Record<string, unknown> = envSchema.parse({})
 
+/** How a facilitator authenticates our requests: FACILITATOR_AUTH's modes. */
+export type FacilitatorAuthMode = (typeof FACILITATOR_AUTH_MODES)[number]
+
 /** Parsed service configuration. Amounts are atomic USDC; durations are milliseconds. */
 export interface Config {
   port: number
   host: string
   /** Base URL used in `resource.url` and discovery documents, without a trailing slash. */
   publicBaseUrl: string
-  /** x402 v2 facilitator base URL; undefined means fail-closed (every paid call answers 503). */
-  facilitatorUrl: string | undefined
+  /**
+   * The x402 v2 facilitators in order of preference (FACILITATOR_URL, base URLs without a trailing
+   * slash), each with its auth mode (FACILITATOR_AUTH, `none` by default). Empty: fail-closed
+   * (every paid call answers 503).
+   */
+  facilitators: { url: string; auth: FacilitatorAuthMode }[]
   /** Upper bound for each facilitator request (verify, settle, supported), in milliseconds. */
   facilitatorTimeoutMs: number
+  /** CDP API key (CDP_API_KEY_ID, CDP_API_KEY_SECRET), sent only to `cdp` facilitators. */
+  cdpApiKey?: { id: string; secret: string } | undefined
+  /** PayAI API key (PAYAI_API_KEY_ID, PAYAI_API_KEY_SECRET), sent only to `payai` facilitators. */
+  payaiApiKey?: { id: string; secret: string } | undefined
   /** Receiving address on Base; undefined leaves the EVM rail out of every 402. */
   payToEvm: string | undefined
   /** Receiving address on Solana; undefined leaves the Solana rail out of every 402. */
@@ -212,13 +253,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`)
   }
   const e = parsed.data
+  const facilitators = facilitatorsOf(e)
   const toolWorkers = e.TOOL_WORKERS ?? availableParallelism()
   return {
     port: e.PORT,
     host: e.HOST,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
-    facilitatorUrl: e.FACILITATOR_URL,
+    facilitators,
     facilitatorTimeoutMs: e.FACILITATOR_TIMEOUT_MS,
+    cdpApiKey: apiKey(e.CDP_API_KEY_ID, e.CDP_API_KEY_SECRET),
+    payaiApiKey: apiKey(e.PAYAI_API_KEY_ID, e.PAYAI_API_KEY_SECRET),
     payToEvm: e.PAY_TO_EVM,
     payToSolana: e.PAY_TO_SOLANA,
     usdcEvm: e.USDC_EVM,
@@ -243,4 +287,43 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitDurationS: e.RATE_LIMIT_DURATION_S,
     trustProxyHops: e.TRUST_PROXY_HOPS,
   }
+}
+
+function apiKey(id: string | undefined, secret: string | undefined) {
+  return id && secret ? { id, secret } : undefined
+}
+
+/**
+ * FACILITATOR_URL paired with FACILITATOR_AUTH, checked together: the same length, no URL twice,
+ * and the keys of every auth mode in use.
+ *
+ * @throws {Error} naming the variables, never a key's value
+ */
+function facilitatorsOf(e: z.infer<typeof envSchema>): Config['facilitators'] {
+  const urls = (e.FACILITATOR_URL ?? []).map((url) => url.replace(/\/+$/, ''))
+  const auths = e.FACILITATOR_AUTH ?? urls.map(() => 'none' as const)
+  const problems: string[] = []
+  if (auths.length !== urls.length) {
+    problems.push(
+      `FACILITATOR_AUTH: lists ${auths.length} auth mode(s) for the ${urls.length} facilitator(s) of FACILITATOR_URL; give one per facilitator, in the same order`,
+    )
+  }
+  const twice = urls.find((url, i) => urls.indexOf(url) !== i)
+  if (twice) problems.push(`FACILITATOR_URL: lists ${twice} twice`)
+  const keys = {
+    cdp: ['CDP_API_KEY_ID', 'CDP_API_KEY_SECRET', e.CDP_API_KEY_ID, e.CDP_API_KEY_SECRET],
+    payai: ['PAYAI_API_KEY_ID', 'PAYAI_API_KEY_SECRET', e.PAYAI_API_KEY_ID, e.PAYAI_API_KEY_SECRET],
+  } as const
+  for (const mode of ['cdp', 'payai'] as const) {
+    const users = urls.filter((_, i) => auths[i] === mode).map((url) => new URL(url).host)
+    const [idName, secretName, id, secret] = keys[mode]
+    const missing = [id ? undefined : idName, secret ? undefined : secretName].filter(Boolean)
+    if (users.length > 0 && missing.length > 0) {
+      problems.push(
+        `${missing.join(', ')}: required by FACILITATOR_AUTH ${mode} (for ${users.join(', ')}); without ${missing.length > 1 ? 'them' : 'it'} every request to it would go unauthenticated`,
+      )
+    }
+  }
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`)
+  return urls.map((url, i) => ({ url, auth: auths[i] ?? 'none' }))
 }

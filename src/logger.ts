@@ -13,7 +13,21 @@ export const logger = pino({
   level: process.env.LOG_LEVEL || (process.env.VITEST ? 'silent' : 'info'),
   base: undefined,
   redact: {
-    paths: ['secret', '*.secret', 'payer', '*.payer', 'paymentPayload', '*.paymentPayload'],
+    paths: [
+      'secret',
+      '*.secret',
+      'payer',
+      '*.payer',
+      'paymentPayload',
+      '*.paymentPayload',
+      // Facilitator credentials (src/facilitators/): never logged, redacted should one slip in.
+      'authorization',
+      '*.authorization',
+      '*.headers.authorization',
+      '*.headers.Authorization',
+      'apiKeySecret',
+      '*.apiKeySecret',
+    ],
     censor: '[redacted]',
   },
 })

@@ -35,8 +35,13 @@ async function main(): Promise<void> {
     )
   }
   const service = createService(config, { telemetry })
-  if (!config.facilitatorUrl) {
+  if (config.facilitators.length === 0) {
     logger.warn('FACILITATOR_URL is not set: every paid call answers 503 (fail-closed)')
+  } else {
+    logger.info(
+      { facilitators: config.facilitators.map((f) => `${new URL(f.url).host} (auth ${f.auth})`) },
+      'facilitators, in order of preference',
+    )
   }
   // The workers load the tools before the first paid call, not during it.
   await service.runner.warm()

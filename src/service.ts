@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Config } from './config.js'
+import { createFacilitators } from './facilitators/index.js'
 import { createApp, MAX_BODY_BYTES } from './http/app.js'
 import { createDrain, type Drain } from './http/drain.js'
 import { createRateLimit } from './http/rate-limit.js'
@@ -68,7 +69,7 @@ export interface Service {
  * @example
  * const { app, close } = createService(loadConfig())
  * @throws {Error} when a paid call could outlive its payment under this configuration
- *   ({@link assertPaidCallBudget})
+ *   ({@link assertPaidCallBudget}), or a facilitator's API key is malformed
  */
 export function createService(config: Config, overrides: ServiceOverrides = {}): Service {
   const bounds = {
@@ -78,12 +79,16 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     timeoutMs: config.toolTimeoutMs,
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     guardTimeoutMs: config.redisUrl || overrides.redis ? config.redisTimeoutMs : 0,
+    facilitators: config.facilitators.length,
   }
   assertPaidCallBudget(bounds)
   const rails = configuredRails(config)
   const link = createFacilitatorLink({
-    url: config.facilitatorUrl,
-    timeoutMs: config.facilitatorTimeoutMs,
+    client: createFacilitators({
+      facilitators: config.facilitators,
+      timeoutMs: config.facilitatorTimeoutMs,
+      credentials: { cdp: config.cdpApiKey, payai: config.payaiApiKey },
+    }),
     rails,
   })
   const { telemetry, observer: extra } = overrides

@@ -95,7 +95,7 @@ describe('facilitator HTTP API', () => {
 describe('facilitator request counts', () => {
   it('counts every request by endpoint, malformed ones included', async () => {
     const counts = { supported: 0, verify: 0, settle: 0 }
-    const app = createFacilitatorApp(facilitator, counts)
+    const app = createFacilitatorApp(facilitator, { counts })
     await app.request('/supported')
     await app.request('/verify', { method: 'POST', body: 'not json' })
     await app.request('/settle', { method: 'POST', body: '{}' })

@@ -6,6 +6,7 @@ import { isPaymentPayload, isPaymentRequirements } from '@x402/core/schemas'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { type Context, Hono } from 'hono'
 import { logger } from '../logger.js'
+import { type DevFacilitatorAuth, refusal } from './facilitator-auth.js'
 
 /** A facilitator listening on HTTP. */
 export interface FacilitatorServer {
@@ -15,13 +16,50 @@ export interface FacilitatorServer {
   stop(): Promise<void>
 }
 
-export interface FacilitatorServerOptions {
+/** Options of {@link createFacilitatorApp}. */
+export interface FacilitatorAppOptions {
+  /** Counts every request by endpoint, so tests can see that /settle was never called. */
+  counts?: FacilitatorRequestCounts
+  /** Requires an API-key JWT on every request, checked as CDP (or PayAI) does; else 401. */
+  auth?: DevFacilitatorAuth
+  /** Serves the API under this path, e.g. `/platform/v2/x402` as CDP does (default: at the root). */
+  basePath?: string
+  /** Faults a test switches on and off while the server runs. */
+  faults?: FacilitatorFaults
+  /** Every verify and settle answered, appended when its answer is sent. */
+  received?: FacilitatorReceived[]
+}
+
+export interface FacilitatorServerOptions extends FacilitatorAppOptions {
   /** TCP port; default 0 (the OS picks a free one). */
   port?: number
   /** Interface; default `127.0.0.1`. */
   host?: string
-  /** Counts every request by endpoint, so tests can see that /settle was never called. */
-  counts?: FacilitatorRequestCounts
+}
+
+/** Faults of a devnet facilitator, read on every request. */
+export interface FacilitatorFaults {
+  /**
+   * Milliseconds to wait before settling: longer than the client's timeout, the settle still
+   * lands after the client gave up (the "outcome unknown" case).
+   */
+  settleDelayMs?: number
+  /** Milliseconds to wait before verifying. */
+  verifyDelayMs?: number
+}
+
+/** One verify or settle a facilitator answered: what tests may check it received. */
+export interface FacilitatorReceived {
+  op: 'verify' | 'settle'
+  status: number
+  network: string
+  /**
+   * The PaymentPayload without its signed `payload`: `resource`, `accepted` and `extensions`
+   * (the echoed bazaar info a facilitator catalogues, the payment-identifier).
+   */
+  payment: Omit<PaymentPayload, 'payload'>
+  /** The PaymentRequirements sent with it. */
+  requirements: PaymentRequirements
 }
 
 /**
@@ -51,32 +89,56 @@ interface FacilitatorRequest {
  * `HTTPFacilitatorClient` from `@x402/core` expects. A body that is not JSON or not a PaymentPayload
  * plus PaymentRequirements (checked with the SDK's own schemas) gets 400 `{ error }`; an exception
  * thrown by the facilitator (e.g. no scheme registered for the network) gets 500 `{ error }`.
+ * With `auth`, a request without a valid API-key JWT gets 401
+ * `{ errorType: "unauthorized", errorMessage }`, as CDP answers.
  *
- * Logs method, path, status, scheme, network and duration only, never payloads or payers.
+ * Logs method, path, status, scheme, network and duration only, never payloads, payers or JWTs.
  */
 export function createFacilitatorApp(
   facilitator: x402Facilitator,
-  counts?: FacilitatorRequestCounts,
+  options: FacilitatorAppOptions = {},
 ): Hono {
-  const app = new Hono()
+  const { counts, auth, faults, received } = options
+  const app = options.basePath ? new Hono().basePath(options.basePath) : new Hono()
   if (counts) {
     app.use(async (c, next) => {
-      const endpoint = c.req.path.slice(1)
+      const endpoint = c.req.path.split('/').pop()
       if (endpoint === 'supported' || endpoint === 'verify' || endpoint === 'settle') {
         counts[endpoint]++
       }
       await next()
     })
   }
+  if (auth) {
+    app.use(async (c, next) => {
+      const why = await refusal(auth, {
+        method: c.req.method,
+        host: c.req.header('host') ?? '',
+        path: c.req.path,
+        authorization: c.req.header('authorization'),
+      })
+      if (why === undefined) return next()
+      logger.info({ path: c.req.path, status: 401, auth: auth.mode }, 'facilitator refused auth')
+      return c.json({ errorType: 'unauthorized', errorMessage: `Unauthorized: ${why}` }, 401)
+    })
+  }
+  const delay = (ms: number | undefined) =>
+    ms ? new Promise((resolve) => setTimeout(resolve, ms)) : undefined
 
   app.get('/supported', (c) => c.json(facilitator.getSupported()))
 
-  app.post('/verify', (c) =>
-    handle(c, 'verify', (req) => facilitator.verify(req.paymentPayload, req.paymentRequirements)),
-  )
-  app.post('/settle', (c) =>
-    handle(c, 'settle', (req) => facilitator.settle(req.paymentPayload, req.paymentRequirements)),
-  )
+  app.post('/verify', async (c) => {
+    await delay(faults?.verifyDelayMs)
+    return handle(c, 'verify', received, (req) =>
+      facilitator.verify(req.paymentPayload, req.paymentRequirements),
+    )
+  })
+  app.post('/settle', async (c) => {
+    await delay(faults?.settleDelayMs)
+    return handle(c, 'settle', received, (req) =>
+      facilitator.settle(req.paymentPayload, req.paymentRequirements),
+    )
+  })
 
   return app
 }
@@ -97,9 +159,7 @@ export async function startFacilitatorServer(
   options: FacilitatorServerOptions = {},
 ): Promise<FacilitatorServer> {
   const host = options.host ?? '127.0.0.1'
-  const server = createServer(
-    getRequestListener(createFacilitatorApp(facilitator, options.counts).fetch),
-  )
+  const server = createServer(getRequestListener(createFacilitatorApp(facilitator, options).fetch))
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? 0, host, () => {
@@ -108,7 +168,7 @@ export async function startFacilitatorServer(
     })
   })
   const { port } = server.address() as AddressInfo
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}${options.basePath ?? ''}`
   logger.debug({ port }, 'facilitator listening')
 
   let stopping: Promise<void> | undefined
@@ -127,6 +187,7 @@ export async function startFacilitatorServer(
 async function handle(
   c: Context,
   op: 'verify' | 'settle',
+  received: FacilitatorReceived[] | undefined,
   run: (req: FacilitatorRequest) => Promise<object>,
 ): Promise<Response> {
   const started = performance.now()
@@ -140,13 +201,21 @@ async function handle(
     const result = await run(req)
     const ms = Math.round(performance.now() - started)
     logger.info({ op, status: 200, scheme, network, ms }, 'facilitator answered')
+    received?.push({ op, status: 200, network, ...recorded(req) })
     return c.json(result)
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err)
     const name = err instanceof Error ? err.name : typeof err
     logger.warn({ op, status: 500, scheme, network, err: name }, 'facilitator threw')
+    received?.push({ op, status: 500, network, ...recorded(req) })
     return c.json({ error }, 500)
   }
+}
+
+/** What a test may see of a request: everything but the signed payload. */
+function recorded(req: FacilitatorRequest): Pick<FacilitatorReceived, 'payment' | 'requirements'> {
+  const { payload: _signed, ...payment } = req.paymentPayload
+  return { payment, requirements: req.paymentRequirements }
 }
 
 /** The request body per spec §7.1, or a reason it is malformed. */

@@ -1,6 +1,8 @@
+import { FacilitatorTimeoutError } from '@x402/core/types'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
-import { FAKE_SOLANA, fakeGate, fakeRails } from '../../test/helpers/fakes.js'
+import { FAKE_FEE_PAYER, FAKE_SOLANA, fakeGate, fakeRails } from '../../test/helpers/fakes.js'
+import { createFacilitatorRouter } from '../facilitators/router.js'
 import { createFacilitatorLink } from '../payment/facilitator.js'
 import { checkHealth, healthSchema, registerHealth } from './health.js'
 
@@ -62,7 +64,7 @@ describe('GET /health', () => {
         `rail ${FAKE_SOLANA} is not live`,
       ],
       checks: {
-        facilitator: { status: 'unconfigured' },
+        facilitator: { status: 'unconfigured', facilitators: [] },
         rails: { status: 'degraded', networks: BOTH.map((r) => ({ ...r, live: false })) },
         telemetry: { status: 'not_configured' },
         redis: { status: 'not_configured' },
@@ -142,5 +144,160 @@ describe('GET /health', () => {
     await link.ready()
     const health = checkHealth({ link, telemetryHealth: () => ({ status: 'degraded' }) })
     expect(health).toMatchObject({ status: 'degraded', reasons: ['telemetry storage is degraded'] })
+  })
+
+  describe('with several facilitators', () => {
+    const kinds = [
+      { x402Version: 2, scheme: 'exact', network: 'eip155:8453' as const },
+      {
+        x402Version: 2,
+        scheme: 'exact',
+        network: FAKE_SOLANA as `${string}:${string}`,
+        extra: { feePayer: FAKE_FEE_PAYER },
+      },
+    ]
+    function facilitator(fail: { supported?: Error; verify?: Error } = {}) {
+      return {
+        getSupported: async () => {
+          if (fail.supported) throw fail.supported
+          return { kinds, extensions: [], signers: {} }
+        },
+        verify: async () => {
+          if (fail.verify) throw fail.verify
+          return { isValid: true }
+        },
+        settle: async () => ({
+          success: true,
+          transaction: '0x1',
+          network: 'eip155:8453' as const,
+        }),
+      }
+    }
+
+    it('names each facilitator by host and auth mode, and why it is not ok', async () => {
+      const refused = new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:443'), {
+          code: 'ECONNREFUSED',
+        }),
+      })
+      const router = createFacilitatorRouter({
+        timeoutMs: 1000,
+        facilitators: [
+          {
+            host: 'api.cdp.coinbase.com',
+            auth: 'cdp',
+            client: facilitator({
+              supported: new Error(
+                'Facilitator getSupported failed (401): {"errorType":"unauthorized"}',
+              ),
+            }),
+          },
+          { host: '10.0.0.7:443', auth: 'none', client: facilitator({ supported: refused }) },
+          {
+            host: 'facilitator.payai.network',
+            auth: 'payai',
+            client: facilitator({ verify: new FacilitatorTimeoutError('verify', 1000) }),
+          },
+          { host: 'backup.example', auth: 'none', client: facilitator() },
+        ],
+      })
+      const link = createFacilitatorLink({ client: router, rails: fakeRails })
+      const state = await link.ready()
+      // One verify: the third facilitator times out, the fourth verifies.
+      await state.server.verifyPayment(
+        { x402Version: 2, accepted: (await state.accepts('1000'))[0], payload: {} } as never,
+        (await state.accepts('1000'))[0] as never,
+      )
+      link.observe()
+      const res = await appWith({ link }).request('/health')
+      const text = await res.text()
+      const body = healthSchema.parse(JSON.parse(text))
+      expect(body.status).toBe('degraded')
+      expect(body.reasons).toEqual([
+        'facilitator api.cdp.coinbase.com (auth cdp) refused our credentials (HTTP 401): check CDP_API_KEY_ID and CDP_API_KEY_SECRET',
+        'facilitator 10.0.0.7:443 (auth none) is down (ECONNREFUSED): its rails go to the next facilitator that offers them; 1 of its 1 calls in the last 5 min failed (0 timed out)',
+        'facilitator facilitator.payai.network (auth payai) is down (timeout): its rails go to the next facilitator that offers them; 1 of its 2 calls in the last 5 min failed (1 timed out)',
+      ])
+      expect(body.checks.facilitator.status).toBe('degraded')
+      expect(
+        body.checks.facilitator.facilitators.map((f) => [f.host, f.auth, f.status, f.reason]),
+      ).toEqual([
+        ['api.cdp.coinbase.com', 'cdp', 'unauthorized', 'HTTP 401'],
+        ['10.0.0.7:443', 'none', 'down', 'ECONNREFUSED'],
+        ['facilitator.payai.network', 'payai', 'down', 'timeout'],
+        ['backup.example', 'none', 'ok', undefined],
+      ])
+      expect(body.checks.facilitator.facilitators[2]?.recent).toEqual({
+        window_s: 300,
+        calls: 2,
+        failures: 1,
+        timeouts: 1,
+      })
+      // The rails go to the first facilitator that is up and offers them.
+      expect(body.checks.rails.networks).toEqual([
+        { id: 'evm', network: 'eip155:8453', live: true, facilitator: 'backup.example' },
+        { id: 'solana', network: FAKE_SOLANA, live: true, facilitator: 'backup.example' },
+      ])
+      expect(text).not.toContain('connect ECONNREFUSED')
+      expect(text).not.toContain('unauthorized"}')
+    })
+
+    it('names a configured rail that no facilitator offers', async () => {
+      const router = createFacilitatorRouter({
+        timeoutMs: 1000,
+        facilitators: [
+          {
+            host: 'evm-only.example',
+            auth: 'none',
+            client: {
+              ...facilitator(),
+              getSupported: async () => ({ kinds: [kinds[0]], extensions: [], signers: {} }),
+            } as never,
+          },
+        ],
+      })
+      const link = createFacilitatorLink({ client: router, rails: fakeRails })
+      await link.ready()
+      expect(checkHealth({ link }).reasons).toEqual([
+        `rail ${FAKE_SOLANA} is not live: no facilitator offers it`,
+      ])
+    })
+
+    it('shows a facilitator whose recent calls failed as degraded, though its last call worked', async () => {
+      let fail = true
+      const router = createFacilitatorRouter({
+        timeoutMs: 1000,
+        facilitators: [
+          {
+            host: 'a.example',
+            auth: 'none',
+            client: {
+              ...facilitator(),
+              verify: async () => {
+                if (fail) throw new Error('Facilitator verify failed (502): bad gateway')
+                return { isValid: true }
+              },
+            },
+          },
+        ],
+      })
+      const link = createFacilitatorLink({ client: router, rails: fakeRails })
+      const state = await link.ready()
+      const requirements = (await state.accepts('1000'))[0] as never
+      const payload = { x402Version: 2, accepted: requirements, payload: {} } as never
+      await expect(state.server.verifyPayment(payload, requirements)).rejects.toThrow('(502)')
+      fail = false
+      await state.server.verifyPayment(payload, requirements)
+      link.observe()
+      const health = checkHealth({ link })
+      expect(health.reasons).toEqual([
+        'facilitator a.example (auth none) is failing: 1 of its 3 calls in the last 5 min failed (0 timed out)',
+      ])
+      expect(health.checks.facilitator.facilitators[0]).toMatchObject({
+        status: 'degraded',
+        reason: 'HTTP 502',
+        recent: { calls: 3, failures: 1, timeouts: 0 },
+      })
+    })
   })
 })

@@ -63,17 +63,53 @@ describe('the paid-call budget', () => {
         bounds({ FACILITATOR_TIMEOUT_MS: '6000', TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '6' }),
       ),
     ).not.toThrow()
-    // The Redis guard counts: 6 × 833 fits with the defaults, 6 × 834 does not.
+    // The Redis guard counts: 6 × 1333 fits with the defaults (22 s), 6 × 1334 does not.
     expect(() =>
-      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 833 }),
+      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 1333 }),
     ).not.toThrow()
     expect(() =>
-      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 834 }),
+      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 1334 }),
     ).toThrow(
-      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(3336\) .* \+ the guard's writes after it 2 × REDIS_TIMEOUT_MS \(1668\) = 30004 ms/,
+      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(5336\) .* \+ the guard's writes after it 2 × REDIS_TIMEOUT_MS \(2668\) = 30004 ms/,
     )
     expect(() =>
       assertPaidCallBudget(bounds({ TOOL_TIMEOUT_MS: '5000', TOOL_WORKERS: '2' })),
-    ).toThrow(/= 37000 ms, more than half/)
+    ).toThrow(/= 34000 ms, more than half/)
+  })
+})
+
+describe('the paid-call budget with several facilitators', () => {
+  it('counts verify once per facilitator it may try, settle once with its pending retry', () => {
+    expect(
+      worstPaidCallMs({
+        facilitatorTimeoutMs: 6000,
+        workers: 2,
+        queueLimit: 4,
+        timeoutMs: 2000,
+        facilitators: 2,
+      }),
+    ).toBe(2000 + 2 * 6000 + 2000 + 4000 + 2000 + 2 * 6000)
+    expect(() =>
+      assertPaidCallBudget({
+        ...bounds({ TOOL_WORKERS: '2', FACILITATOR_TIMEOUT_MS: '6000' }),
+        facilitators: 2,
+      }),
+    ).toThrow(
+      'A paid call could outlive its payment: the input check TOOL_TIMEOUT_MS (2000) + verify on up to 2 ' +
+        'facilitators 2 × FACILITATOR_TIMEOUT_MS (12000) + the telemetry write (2000) + the wait for a ' +
+        'worker max(1, ceil(TOOL_QUEUE_LIMIT 4 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (4000) + the run ' +
+        'TOOL_TIMEOUT_MS (2000) + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (12000) = ' +
+        '34000 ms, more than half of the 60 s a payment stays valid (30000 ms). Lower ' +
+        'FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise ' +
+        'TOOL_WORKERS, or list fewer facilitators in FACILITATOR_URL.',
+    )
+    // Two facilitators at the default 4 s fit, with the Redis guard (29 s).
+    expect(() =>
+      assertPaidCallBudget({
+        ...bounds({ TOOL_WORKERS: '2' }),
+        facilitators: 2,
+        guardTimeoutMs: 500,
+      }),
+    ).not.toThrow()
   })
 })

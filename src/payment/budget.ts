@@ -18,7 +18,16 @@ export interface PaidCallBounds {
    * (a connection not ready, then the command).
    */
   guardTimeoutMs?: number
+  /**
+   * Facilitators configured (FACILITATOR_URL), default 1: verify may try each in turn (failover),
+   * each bounded by FACILITATOR_TIMEOUT_MS. The attempts of one settle request share one
+   * FACILITATOR_TIMEOUT_MS (src/facilitators/router.ts).
+   */
+  facilitators?: number
 }
+
+/** Facilitators verify may try in turn: at least one. */
+const verifyAttempts = (bounds: { facilitators?: number }) => Math.max(1, bounds.facilitators ?? 1)
 
 /**
  * The longest a settlement takes once started, in milliseconds: the settle request and the one
@@ -26,7 +35,7 @@ export interface PaidCallBounds {
  * FACILITATOR_TIMEOUT_MS, then the guard writes that record its outcome (in parallel, one command
  * of at most 2 × REDIS_TIMEOUT_MS). Shutdown starts no settlement it could not wait for.
  *
- * @example worstSettleMs({ facilitatorTimeoutMs: 5000, guardTimeoutMs: 500 }) // 11000
+ * @example worstSettleMs({ facilitatorTimeoutMs: 4000, guardTimeoutMs: 500 }) // 9000
  */
 export function worstSettleMs(
   bounds: Pick<PaidCallBounds, 'facilitatorTimeoutMs' | 'guardTimeoutMs'>,
@@ -37,20 +46,21 @@ export function worstSettleMs(
 /**
  * The longest a paid call can take between receiving its payment and the end of its settlement,
  * in milliseconds: the input check on a worker (TOOL_TIMEOUT_MS), the claims of the payment's two
- * keys (2 × 2 × REDIS_TIMEOUT_MS with Redis), verify (FACILITATOR_TIMEOUT_MS), the `verified`
+ * keys (2 × 2 × REDIS_TIMEOUT_MS with Redis), verify (FACILITATOR_TIMEOUT_MS for each facilitator
+ * it may try), the `verified`
  * telemetry write the gate awaits (WRITE_TIMEOUT_MS, 2 s), the wait for a worker (its queue
  * deadline, `max(1, ceil(TOOL_QUEUE_LIMIT / TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS)
  * and the settlement ({@link worstSettleMs}).
  *
  * @example
- * worstPaidCallMs({ facilitatorTimeoutMs: 5000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
- * // 25000 = 2000 + 5000 + 2000 + 4000 + 2000 + 10000
+ * worstPaidCallMs({ facilitatorTimeoutMs: 4000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
+ * // 22000 = 2000 + 4000 + 2000 + 4000 + 2000 + 8000
  */
 export function worstPaidCallMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
   return (
     bounds.timeoutMs +
     4 * (bounds.guardTimeoutMs ?? 0) +
-    bounds.facilitatorTimeoutMs +
+    verifyAttempts(bounds) * bounds.facilitatorTimeoutMs +
     WRITE_TIMEOUT_MS +
     worstQueueWaitMs(bounds) +
     bounds.timeoutMs +
@@ -72,15 +82,20 @@ export function assertPaidCallBudget(bounds: PaidCallBounds): void {
   if (worst <= limit) return
   const rounds = Math.max(1, Math.ceil(bounds.queueLimit / bounds.workers))
   const redis = bounds.guardTimeoutMs ?? 0
+  const k = verifyAttempts(bounds)
+  const verify =
+    k === 1
+      ? `verify FACILITATOR_TIMEOUT_MS (${bounds.facilitatorTimeoutMs})`
+      : `verify on up to ${k} facilitators ${k} × FACILITATOR_TIMEOUT_MS (${k * bounds.facilitatorTimeoutMs})`
   throw new Error(
     `A paid call could outlive its payment: the input check TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +
       `${redis ? ` + the guard's claims 4 × REDIS_TIMEOUT_MS (${4 * redis})` : ''}` +
-      ` + verify FACILITATOR_TIMEOUT_MS (${bounds.facilitatorTimeoutMs}) + the telemetry write (${WRITE_TIMEOUT_MS})` +
+      ` + ${verify} + the telemetry write (${WRITE_TIMEOUT_MS})` +
       ` + the wait for a worker max(1, ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers})) × ` +
       `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +
       ` + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (${2 * bounds.facilitatorTimeoutMs})` +
       `${redis ? ` + the guard's writes after it 2 × REDIS_TIMEOUT_MS (${2 * redis})` : ''}` +
       ` = ${worst} ms, more than half of the ${bounds.maxTimeoutSeconds} s a payment stays valid (${limit} ms). ` +
-      'Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
+      `Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS${k > 1 ? ', or list fewer facilitators in FACILITATOR_URL' : ''}.`,
   )
 }

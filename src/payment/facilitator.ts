@@ -1,8 +1,4 @@
-import {
-  type FacilitatorClient,
-  HTTPFacilitatorClient,
-  x402ResourceServer,
-} from '@x402/core/server'
+import { type FacilitatorClient, x402ResourceServer } from '@x402/core/server'
 import type { PaymentRequirements } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm/exact/server'
 import { ExactSvmScheme } from '@x402/svm/exact/server'
@@ -34,19 +30,89 @@ export interface LiveState {
   accepts(atomicPrice: string): Promise<PaymentRequirements[]>
 }
 
-/** Health of the link, for `/health`. */
-export interface FacilitatorStatus {
-  state: 'unconfigured' | 'ok' | 'unavailable'
-  url?: string
-  /** Epoch ms of the last successful `/supported`. */
+/**
+ * How a facilitator authenticates our requests (FACILITATOR_AUTH): `none`; `cdp`, a CDP JWT per
+ * request (CDP_API_KEY_ID, CDP_API_KEY_SECRET); `payai`, a PayAI API-key JWT (PAYAI_API_KEY_ID,
+ * PAYAI_API_KEY_SECRET).
+ */
+export type FacilitatorAuthMode = 'none' | 'cdp' | 'payai'
+
+/**
+ * State of one facilitator:
+ * - `unknown`: not asked yet;
+ * - `ok`: it answers, and none of its recent calls failed;
+ * - `degraded`: it answers, but some of its recent calls (verify, settle, `/supported`) failed or
+ *   timed out;
+ * - `down`: its last call failed (refused, 5xx, timeout…): calls go to the next facilitator that
+ *   offers the rail until a `/supported` answers again;
+ * - `unauthorized`: it answered 401 or 403 (credentials missing, wrong or revoked); also skipped.
+ */
+export type FacilitatorState = 'unknown' | 'ok' | 'degraded' | 'down' | 'unauthorized'
+
+/**
+ * One facilitator as `/health` shows it: the host of its URL only (never the path or a
+ * credential), and short reasons (`ECONNREFUSED`, `timeout`, `HTTP 503`), never response text.
+ */
+export interface FacilitatorReport {
+  /** Host (and port) of its URL, e.g. `api.cdp.coinbase.com`. */
+  host: string
+  auth: FacilitatorAuthMode
+  state: FacilitatorState
+  /** CAIP-2 networks its last `/supported` lists (any scheme or version), sorted. */
+  networks: string[]
+  /** Epoch ms of its last successful call. */
   lastOkAt?: number
+  /** Short reason of its last failure while it is not `ok`. */
   lastError?: string
-  rails: { id: Rail['id']; network: string; live: boolean }[]
+  /**
+   * Its calls (verify, settle, `/supported`) in the last `windowSeconds`: all, failed (refused,
+   * 5xx, 401/403, malformed answers, timeouts) and, among those, timed out. A facilitator's
+   * verdict on a payment (`isValid: false`, a 4xx SettleResponse) is an answer, not a failure.
+   */
+  recent: { windowSeconds: number; calls: number; failures: number; timeouts: number }
 }
 
 /**
- * The service's link to its x402 facilitator: the `HTTPFacilitatorClient` (each request bounded
- * by `timeoutMs`) and the resource server built on its `/supported`.
+ * What a client that routes between several facilitators (src/facilitators/) tells the link, on
+ * top of `FacilitatorClient`. A plain `FacilitatorClient` (tests) is one facilitator without
+ * reports.
+ */
+export interface FacilitatorRoutes {
+  /** Each configured facilitator, in order of preference. */
+  reports(): FacilitatorReport[]
+  /**
+   * Changes whenever which facilitator serves a network may change (one went down or came back,
+   * or its `/supported` changed): the link then rebuilds its offers, since a Solana offer names
+   * the serving facilitator's fee payer.
+   */
+  revision(): number
+  /** Whether a facilitator's `/supported` is due for a re-read (stale, or down and due a retry). */
+  probeDue(): boolean
+  /** Host of the facilitator that serves `network` (x402 v2, `exact`) right now, if any. */
+  servedBy(network: string): string | undefined
+}
+
+/** Health of the link, for `/health`. */
+export interface FacilitatorStatus {
+  /**
+   * `unconfigured`: no facilitator; `unavailable`: no `/supported` could be loaded, or the last
+   * verify or settle found every facilitator failing (paid calls answer 503); `degraded`: calls
+   * are served, but a facilitator is down, unauthorized or failing recently; `ok`.
+   */
+  state: 'unconfigured' | 'ok' | 'degraded' | 'unavailable'
+  /** Epoch ms of the last successful `/supported` load. */
+  lastOkAt?: number
+  lastError?: string
+  /** Configured rails; `facilitator` is the host serving a live rail (with several facilitators). */
+  rails: { id: Rail['id']; network: string; live: boolean; facilitator?: string }[]
+  /** Each facilitator, in order of preference; empty for a plain client or none. */
+  facilitators: FacilitatorReport[]
+}
+
+/**
+ * The service's link to its x402 facilitators: the client used for `/supported`, verify and
+ * settle (a router over several facilitators, src/facilitators/, in production) and the resource
+ * server built on its `/supported`.
  *
  * Unlike the SDK's own middleware, this never exits the process or throws at start when the
  * facilitator is down or lacks a network: a rail it does not support is left out of every 402,
@@ -68,42 +134,46 @@ export interface FacilitatorLink {
 
 /** Options of {@link createFacilitatorLink}. */
 export interface FacilitatorLinkOptions {
-  /** Facilitator base URL; undefined = unconfigured (fail-closed). */
-  url: string | undefined
-  /** Bound for each facilitator HTTP request, in milliseconds. */
-  timeoutMs: number
+  /**
+   * The facilitators: the router of src/facilitators/ (several facilitators, their auth,
+   * failover and reports), or any `FacilitatorClient` (tests). Undefined: unconfigured, every paid
+   * call fails closed.
+   */
+  client?: (FacilitatorClient & Partial<FacilitatorRoutes>) | undefined
   /** Configured rails in advertising order. */
   rails: Rail[]
   /** Seconds a client has to complete payment (PaymentRequirements.maxTimeoutSeconds). */
   maxTimeoutSeconds?: number
-  /** Injected client (tests of this adapter); defaults to an HTTPFacilitatorClient on `url`. */
-  client?: FacilitatorClient
   now?: () => number
+  /** @deprecated Ignored: the client carries its URLs (kept so that older callers compile). */
+  url?: string | undefined
+  /** @deprecated Ignored: the client carries its timeout (kept so that older callers compile). */
+  timeoutMs?: number
 }
 
 /**
  * Creates the facilitator link.
  *
  * @example
- * const link = createFacilitatorLink({ url: 'https://facilitator.example', timeoutMs: 10_000, rails })
+ * const link = createFacilitatorLink({ client: createFacilitators(config), rails })
  * const { accepts } = await link.ready()
  */
 export function createFacilitatorLink(options: FacilitatorLinkOptions): FacilitatorLink {
   const now = options.now ?? Date.now
   const maxTimeoutSeconds = options.maxTimeoutSeconds ?? MAX_TIMEOUT_SECONDS
-  const client =
-    options.client ??
-    (options.url
-      ? new HTTPFacilitatorClient({ url: options.url, timeoutMs: options.timeoutMs })
-      : undefined)
+  const client = options.client
+  /** The router's revision the live state was built from (-1: a plain client has none). */
+  const revisionOf = () => client?.revision?.() ?? -1
 
   let live: LiveState | undefined
+  let liveRevision = -1
   let lastOkAt: number | undefined
   let lastFailAt: number | undefined
   let lastError: string | undefined
   let inFlight: Promise<LiveState> | undefined
 
   async function load(c: FacilitatorClient): Promise<LiveState> {
+    const revision = revisionOf()
     // A fresh server per refresh: x402ResourceServer.initialize() clears its maps before it
     // refetches, which would make concurrent requests see "unsupported" mid-refresh.
     const server = new x402ResourceServer(c)
@@ -118,6 +188,7 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
       )
     })
     const cache = new Map<string, Promise<PaymentRequirements[]>>()
+    liveRevision = revision
     return {
       server,
       liveRails,
@@ -156,6 +227,13 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
             { rails: state.liveRails.map((r) => r.network) },
             'facilitator /supported loaded',
           )
+          const missing = options.rails.filter((r) => !state.liveRails.includes(r))
+          if (missing.length > 0) {
+            logger.warn(
+              { rails: missing.map((r) => r.network) },
+              'no configured facilitator offers these rails (x402 v2, exact): they are left out of every 402',
+            )
+          }
         }
         return state
       })
@@ -175,17 +253,33 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
     client,
     async ready() {
       if (!client) throw new FacilitatorUnavailableError('No payment facilitator is configured')
-      if (live) {
-        if (lastOkAt !== undefined && now() - lastOkAt > SUPPORTED_REFRESH_MS) {
+      const retryWait = lastFailAt !== undefined && now() - lastFailAt < SUPPORTED_RETRY_MS
+      if (live && revisionOf() !== liveRevision && !retryWait) {
+        // Which facilitator serves a rail changed (one went down or came back): the offers name
+        // it (a Solana offer carries its fee payer), so they are rebuilt before this call uses
+        // them. The router answers from what it knows, without waiting on a facilitator that is
+        // down.
+        try {
+          await refresh(client)
+        } catch {
+          // Served below from the last good state, or refused if it has no rail.
+        }
+      } else if (live) {
+        if (
+          (lastOkAt !== undefined && now() - lastOkAt > SUPPORTED_REFRESH_MS) ||
+          client.probeDue?.()
+        ) {
           // Stale but usable: refresh in the background, serve the last good state meanwhile.
           refresh(client).catch(() => {})
         }
+      }
+      if (live) {
         if (live.liveRails.length === 0) {
           throw new FacilitatorUnavailableError('The facilitator supports none of our rails')
         }
         return live
       }
-      if (lastFailAt !== undefined && now() - lastFailAt < SUPPORTED_RETRY_MS) {
+      if (retryWait) {
         throw new FacilitatorUnavailableError('Payment facilitator is unavailable')
       }
       const state = await refresh(client)
@@ -203,16 +297,28 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
     },
     status() {
       const liveNetworks = new Set(live?.liveRails.map((r) => r.network))
+      const facilitators = client?.reports?.() ?? []
+      const state: FacilitatorStatus['state'] = !client
+        ? 'unconfigured'
+        : !live || lastError
+          ? 'unavailable'
+          : facilitators.some((f) => f.state !== 'ok')
+            ? 'degraded'
+            : 'ok'
       return {
-        state: !client ? 'unconfigured' : live && !lastError ? 'ok' : 'unavailable',
-        ...(options.url ? { url: options.url } : {}),
+        state,
         ...(lastOkAt !== undefined ? { lastOkAt } : {}),
         ...(lastError ? { lastError } : {}),
-        rails: options.rails.map((r) => ({
-          id: r.id,
-          network: r.network,
-          live: liveNetworks.has(r.network),
-        })),
+        rails: options.rails.map((r) => {
+          const served = liveNetworks.has(r.network) ? client?.servedBy?.(r.network) : undefined
+          return {
+            id: r.id,
+            network: r.network,
+            live: liveNetworks.has(r.network),
+            ...(served ? { facilitator: served } : {}),
+          }
+        }),
+        facilitators,
       }
     },
   }

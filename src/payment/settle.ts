@@ -1,5 +1,6 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types'
 import { SettleError } from '@x402/core/types'
+import { neverReached } from '../facilitators/failures.js'
 import { describeError, logger } from '../logger.js'
 import type { FacilitatorLink, LiveState } from './facilitator.js'
 
@@ -85,26 +86,4 @@ export function publicSettlement(response: SettleResponse): SettleResponse {
     transaction: response.transaction ?? '',
     network: response.network,
   }
-}
-
-/** Error codes of a request that never left this host: nothing reached the facilitator. */
-const UNSENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'])
-
-/**
- * Whether a failed facilitator request certainly never reached the facilitator: the connection
- * was refused or its host name did not resolve (undici's `fetch failed` with that `cause.code`,
- * also inside an AggregateError of several addresses). A timeout, a reset or a 5xx may have come
- * after the facilitator received the request.
- *
- * @example neverReached(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })) // true
- */
-export function neverReached(error: unknown): boolean {
-  const cause = (error as { cause?: { code?: unknown; errors?: { code?: unknown }[] } })?.cause
-  if (!cause) return false
-  if (typeof cause.code === 'string') return UNSENT_CODES.has(cause.code)
-  return (
-    Array.isArray(cause.errors) &&
-    cause.errors.length > 0 &&
-    cause.errors.every((e) => typeof e?.code === 'string' && UNSENT_CODES.has(e.code))
-  )
 }
