@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { PaymentPayloadV2Schema } from '@x402/core/schemas'
 import type {
   PaymentPayload,
@@ -7,8 +8,10 @@ import type {
   SettleResponse,
 } from '@x402/core/types'
 import { SettleError, VerifyError } from '@x402/core/types'
+import canonicalize from 'canonicalize'
 import type { z } from 'zod'
 import { describeError, logger } from '../logger.js'
+import type { Receipts } from '../receipts/index.js'
 import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import type { JsonResult } from '../runner/json-result.js'
 import type { Admission, ToolRunner } from '../runner/runner.js'
@@ -97,6 +100,8 @@ export interface PaidResult {
   result: JsonResult
   settlement: SettleResponse
   replayed?: true
+  /** The tools' clock this result was computed with, in Unix seconds (the receipt's `iat`). */
+  nowSeconds: number
 }
 
 /**
@@ -121,7 +126,8 @@ export interface PaidResult {
  *    shuts down, a settlement that could not finish before its deadline is not started
  *    ({@link ShuttingDownError}, nothing charged);
  * 8. the `settled` telemetry event is awaited;
- * 9. the result is released with the SettleResponse.
+ * 9. the result is released with the SettleResponse, which carries the signed delivery receipt
+ *    (and, when settled now, the `offer-receipt` receipt) when the gate has `receipts`.
  */
 export interface PaymentGate {
   /**
@@ -161,6 +167,11 @@ export interface PaymentGateOptions {
    * so that no payment is settled without its reply being sent. Always true when absent.
    */
   canSettle?: () => boolean
+  /**
+   * Signs the receipts of every paid 200 (src/receipts) and the offers of every 402. Absent (unit
+   * tests of the gate): no receipts.
+   */
+  receipts?: Receipts
 }
 
 /** UTF-8 size of a value's JSON; Infinity when it has none (nested too deep to serialise). */
@@ -218,6 +229,13 @@ export function toInputIssues(error: z.ZodError): InputIssue[] {
   }))
 }
 
+/** SHA-256 (lower-case hex) of the RFC 8785 canonical JSON of a value. */
+function canonicalSha256(value: unknown): string {
+  return createHash('sha256')
+    .update(canonicalize(value) ?? '')
+    .digest('hex')
+}
+
 /**
  * Creates the payment gate.
  *
@@ -242,7 +260,12 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   // The unpaid PaymentRequired of a tool is the same for every request until the facilitator's
   // /supported changes (a new LiveState): built once per state, transport and tool, as crawlers
   // and agents probe it far more often than they pay. Shared: callers must not mutate it.
-  const offers = new WeakMap<LiveState, Map<string, Promise<PaymentRequired>>>()
+  // It carries the signed offers of the receipts' current signing period: an entry of another period
+  // is built again.
+  const offers = new WeakMap<
+    LiveState,
+    Map<string, { epoch: number; offer: Promise<PaymentRequired> }>
+  >()
   function offered(
     state: LiveState,
     call: PaidCall,
@@ -254,13 +277,16 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       offers.set(state, perState)
     }
     const key = `${call.transport} ${call.tool.id} ${call.resource.url}`
-    let offer = perState.get(key)
-    if (!offer) {
-      offer = build()
-      offer.catch(() => perState.delete(key))
-      perState.set(key, offer)
+    const epoch = options.receipts?.offerEpoch() ?? 0
+    let entry = perState.get(key)
+    if (!entry || entry.epoch !== epoch) {
+      const offer = build()
+      const built = { epoch, offer }
+      entry = built
+      offer.catch(() => perState.get(key) === built && perState.delete(key))
+      perState.set(key, built)
     }
-    return offer
+    return entry.offer
   }
 
   function checkInput(tool: ToolDefinition, input: unknown): InputCheck {
@@ -272,7 +298,11 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
 
   async function execute(call: PaidCall): Promise<PaidResult> {
     const { tool } = call
-    const extensions = withPaymentIdentifier(call.extensions)
+    const extensions = {
+      ...withPaymentIdentifier(call.extensions),
+      // The official offer-receipt extension: signed offers in the 402 (src/receipts).
+      ...options.receipts?.offerReceipt.declaration,
+    }
     const state: LiveState = await link.ready()
     const requirements = await state.accepts(tool.price)
     const paymentRequired = (error: string): Promise<PaymentRequired> =>
@@ -355,16 +385,60 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     const admission = runner.admit()
     const keys = [paymentKey(payment)]
     if (identifier.id) keys.unshift(idempotencyKey(identifier.id))
-    return paid(
+    const fp = fingerprint(tool.id, parsed.data)
+    const outcome = await paid(
       { ...call, extensions },
       state,
       payment,
       matched,
       parsed.data,
+      fp,
       admission,
       keys,
       paymentRequired,
     )
+    return receipted(call, requirements, fp, outcome)
+  }
+
+  /**
+   * The receipt step (src/receipts): the delivery receipt, and the official offer-receipt receipt
+   * when the call settled now, in the SettleResponse. A receipt that cannot be signed (a bug) is
+   * logged and the paid result still released: it has been paid for.
+   *
+   * The rail's facts come from the settlement's own network: a replay re-signed on the other rail
+   * (same payment-identifier id) matched that rail, but was settled on the first one.
+   */
+  async function receipted(
+    call: PaidCall,
+    requirements: readonly PaymentRequirements[],
+    fp: CallFingerprint,
+    outcome: PaidResult,
+  ): Promise<PaidResult> {
+    if (!options.receipts) return outcome
+    const { settlement } = outcome
+    const rail = requirements.find((r) => r.network === settlement.network)
+    try {
+      if (!rail) throw new Error(`no offered rail for the settled network ${settlement.network}`)
+      const delivered = await options.receipts.deliver(settlement, {
+        iat: outcome.nowSeconds,
+        resource: call.resource.url,
+        tool: call.tool.id,
+        input_sha256: fp.inputDigest,
+        // Today's wiring: the result's digest is computed here, on the main thread (a parse and
+        // an RFC 8785 serialisation of the result); the reshaped gate computes both digests in
+        // the worker that ran the tool.
+        result_sha256: canonicalSha256(outcome.result.value()),
+        network: settlement.network,
+        asset: rail.asset,
+        amount: settlement.amount ?? rail.amount,
+        pay_to: rail.payTo,
+        transaction: settlement.transaction,
+      })
+      return { ...outcome, settlement: delivered }
+    } catch (error) {
+      logger.error({ tool: call.tool.id, err: describeError(error) }, 'receipt not signed')
+      return outcome
+    }
   }
 
   /** Runs a guard write whose failure must not change the call's answer (the record expires). */
@@ -413,12 +487,12 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     payment: PaymentPayload,
     matched: PaymentRequirements,
     input: unknown,
+    fp: CallFingerprint,
     admission: Admission,
     keys: readonly string[],
     paymentRequired: (error: string) => Promise<PaymentRequired>,
   ): Promise<PaidResult> {
     const { tool, extensions } = call
-    const fp = fingerprint(tool.id, input)
     const held = await claimAll(keys, fp)
     if (held) return replayOrRefuse(held, fp, tool, input, admission, paymentRequired)
     const releaseAll = () =>
@@ -445,8 +519,9 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     await emit({ ...event, amount: matched.amount, outcome: 'verified', payer })
 
     let result: JsonResult
+    const nowSeconds = env.nowSeconds()
     try {
-      result = await admission.run(tool, input, env.nowSeconds())
+      result = await admission.run(tool, input, nowSeconds)
       if (options.canSettle && !options.canSettle()) {
         throw new ShuttingDownError(
           'The service is shutting down and could not settle this call in time; nothing was charged',
@@ -499,7 +574,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       outcome: 'settled',
       payer: settlement.payer ?? payer,
     })
-    return { result, settlement }
+    return { result, settlement, nowSeconds }
   }
 
   /**
@@ -519,9 +594,10 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     if (held.state === 'settled' && sameCall(held.call, fp)) {
       // Deterministic tools: the same tool and input give the same result. Nothing is verified
       // or settled; a failure here (overloaded, shutting down) charges nothing more.
-      const result = await admission.run(tool, input, env.nowSeconds())
+      const nowSeconds = env.nowSeconds()
+      const result = await admission.run(tool, input, nowSeconds)
       logger.info({ tool: tool.id }, 'paid call replayed')
-      return { result, settlement: held.settlement, replayed: true }
+      return { result, settlement: held.settlement, replayed: true, nowSeconds }
     }
     if (held.state === 'pending' && sameCall(held.call, fp)) {
       throw new PaymentInProgressError(
