@@ -10,6 +10,7 @@ import { createFacilitatorLink } from '../../src/payment/facilitator.js'
 import { createPaymentGate, type PaymentEvent } from '../../src/payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from '../../src/payment/guard.js'
 import { configuredRails } from '../../src/payment/rails.js'
+import type { Receipts } from '../../src/receipts/index.js'
 import { OverloadedError } from '../../src/runner/errors.js'
 import { JsonResult } from '../../src/runner/json-result.js'
 import type { Admission, ToolRunner } from '../../src/runner/runner.js'
@@ -119,6 +120,8 @@ export function fakeGate(
     canSettle?: () => boolean
     env?: ToolEnv
     guard?: SettlementGuard
+    /** Signs receipts and offers (the gate has none without it). */
+    receipts?: Receipts
   } = {},
 ) {
   const runner = extra.runner ?? inlineRunner()
@@ -153,6 +156,7 @@ export function fakeGate(
     timeoutMs: 1000,
     rails: fakeRails,
     client,
+    ...(extra.receipts ? { extensions: [extra.receipts.offerReceipt.extension] } : {}),
   })
   const events: PaymentEvent[] = []
   const gate = createPaymentGate({
@@ -161,6 +165,7 @@ export function fakeGate(
     runner,
     ...(extra.canSettle ? { canSettle: extra.canSettle } : {}),
     ...(extra.env ? { env: extra.env } : {}),
+    ...(extra.receipts ? { receipts: extra.receipts } : {}),
     observer: async (e) => {
       events.push(e)
     },
