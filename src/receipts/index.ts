@@ -37,7 +37,7 @@ export {
   type SigningKey,
 } from './keys.js'
 export { OFFER_RECEIPT, OFFER_VALIDITY_SECONDS } from './offer-receipt.js'
-export { type DidDocument, JWKS_PATH, type ReceiptJwks } from './publish.js'
+export { type DidDocument, didDocumentPath, JWKS_PATH, type ReceiptJwks } from './publish.js'
 
 /** JSON Schema of `extensions["delivery-receipt"].info` in a SettleResponse. */
 export const DELIVERY_RECEIPT_INFO_SCHEMA = {

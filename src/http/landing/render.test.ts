@@ -193,6 +193,11 @@ describe('renderLanding', () => {
     expect(page).toContain('wrapFetchWithPayment(fetch, client)')
     expect(page).toContain('https://tools.example/mcp')
     expect(page).toContain('<li id="quick-start-bridge">')
+    expect(page).toContain('<li id="quick-start-receipt">')
+    expect(page).toContain(
+      'createRemoteJWKSet(new URL(&#39;https://tools.example/.well-known/jwks.json&#39;))',
+    )
+    expect(page).toContain('<a href="/.well-known/jwks.json">')
     expect(page).toContain('&quot;command&quot;: &quot;npx&quot;')
     expect(page).toContain('&quot;payload-tools-mcp&quot;')
     expect(page).toContain('&quot;PAYLOAD_TOOLS_URL&quot;: &quot;https://tools.example&quot;')
