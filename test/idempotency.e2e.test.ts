@@ -10,6 +10,7 @@ import {
   generatePaymentId,
 } from '@x402/extensions/payment-identifier'
 import { wrapFetchWithPayment } from '@x402/fetch'
+import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PrivateRedis, startPrivateRedis } from '../src/devnet/redis.js'
 import { type DevStack, startDevStack } from '../src/devnet/stack.js'
@@ -96,15 +97,25 @@ const expectedHash = (input: string) => {
   }
 }
 
+const deliveryClaims = (settlement: SettleResponse | undefined) =>
+  decodeJwt(
+    (settlement?.extensions?.['delivery-receipt'] as { info: { receipt: string } } | undefined)
+      ?.info.receipt ?? '',
+  )
+
 /**
- * The SettleResponse a replay answers: the original without `payer` (the guard does not keep it)
- * and so without the official offer-receipt receipt that names it; the delivery receipt is signed
- * for the replay, and equals the original one here (same key, same clock, same result).
+ * Checks the SettleResponse a replay answers: the original without `payer` (the guard does not
+ * keep it) and so without the official offer-receipt receipt that names it, and with a delivery
+ * receipt signed for the replay: the same digests, clock and payment as the original's (its `iss`
+ * and `resource` are the instance's own PUBLIC_BASE_URL here, one per instance).
  */
-function asReplayed(settlement: SettleResponse): SettleResponse {
-  const { payer: _payer, extensions, ...recorded } = settlement
-  const { 'offer-receipt': _official, ...delivery } = extensions ?? {}
-  return { ...recorded, extensions: delivery }
+function expectReplayOf(replayed: unknown, original: SettleResponse): void {
+  const { payer: _payer, extensions: _extensions, ...recorded } = original
+  const { extensions, ...rest } = replayed as SettleResponse
+  expect(rest).toEqual(recorded)
+  expect(Object.keys(extensions ?? {})).toEqual(['delivery-receipt'])
+  const { iss: _iss, resource: _resource, ...same } = deliveryClaims(original)
+  expect(deliveryClaims(replayed as SettleResponse)).toMatchObject(same)
 }
 
 async function snapshot() {
@@ -139,7 +150,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
       expect(again.status).toBe(200)
       expect(await json(again)).toEqual(expectedHash('replay me'))
       const replayed = decodePaymentResponseHeader(again.headers.get('PAYMENT-RESPONSE') ?? '')
-      expect(replayed).toEqual(asReplayed(settlement))
+      expectReplayOf(replayed, settlement)
     }
     const after = await snapshot()
     expect(after.evm - before.evm).toBe(PRICE)
@@ -255,8 +266,9 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
       const again = await call(mb, payment)
       expect(again.isError).toBeUndefined()
       expect(again.structuredContent).toEqual(first.structuredContent)
-      expect(again._meta?.['x402/payment-response']).toEqual(
-        asReplayed(first._meta?.['x402/payment-response'] as SettleResponse),
+      expectReplayOf(
+        again._meta?.['x402/payment-response'],
+        first._meta?.['x402/payment-response'] as SettleResponse,
       )
       const after = await snapshot()
       expect(after.solana - before.solana).toBe(PRICE)
