@@ -10,12 +10,16 @@
  * PAYER_SOLANA_SECRET_KEY (base58), SOLANA_RPC_URL (the Solana RPC the client reads the mint and
  * a blockhash from), SOLANA_NETWORK (default mainnet).
  */
+import { createHash } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { getBase58Encoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
-import type { Network } from '@x402/core/types'
+import type { Network, SettleResponse } from '@x402/core/types'
+import canonicalize from 'canonicalize'
+import { createRemoteJWKSet, jwtVerify } from 'jose'
 import type { Hex } from 'viem'
 import { type PayerKeys, paidFetch } from '../src/devnet/payer.js'
+import { findToolByPath } from '../src/tools/catalog.js'
 
 const usage = `usage: npm run pay -- [--rail evm|solana] [--url SERVICE_URL] <tool> '<json body>'
   tools: hash base64 hmac json-validate jwt-inspect text-diff pipeline payload-inspect`
@@ -60,14 +64,53 @@ async function main(): Promise<number> {
   const ms = Math.round(performance.now() - started)
   const receipt = res.headers.get('PAYMENT-RESPONSE')
   process.stdout.write(`HTTP ${res.status} in ${ms} ms (402 -> sign -> paid request)\n`)
+  const answer = (await res.json()) as { ok: boolean; result?: unknown }
   if (receipt) {
     const settled = decodePaymentResponseHeader(receipt)
     process.stdout.write(
       `settled: ${settled.success} on ${settled.network}, transaction ${settled.transaction}\n`,
     )
+    if (res.ok) process.stdout.write(`${await checkReceipt(base, tool, body, settled, answer)}\n`)
   }
-  process.stdout.write(`${JSON.stringify(await res.json(), null, 2)}\n`)
+  process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`)
   return res.ok ? 0 : 1
+}
+
+const sha256 = (value: unknown) =>
+  createHash('sha256')
+    .update(canonicalize(value) ?? '')
+    .digest('hex')
+
+/**
+ * The delivery receipt of the answer (docs/receipts.md), verified with jose against the service's
+ * JWKS, its digests compared with the body sent (the tool's defaults applied) and the result.
+ */
+async function checkReceipt(
+  base: string,
+  tool: string,
+  body: string,
+  settled: SettleResponse,
+  answer: { result?: unknown },
+): Promise<string> {
+  const jws = (settled.extensions?.['delivery-receipt'] as { info?: { receipt?: string } })?.info
+    ?.receipt
+  if (!jws) return 'receipt: none in PAYMENT-RESPONSE'
+  try {
+    const keys = createRemoteJWKSet(new URL(`${base}/.well-known/jwks.json`))
+    const { payload, protectedHeader } = await jwtVerify(jws, keys, {
+      typ: 'delivery-receipt+jwt',
+    })
+    const definition = findToolByPath(`/${tool.replace(/^\//, '')}`)
+    const input = definition?.input.safeParse(JSON.parse(body))
+    const inputOk = input?.success === true && payload.input_sha256 === sha256(input.data)
+    const resultOk = payload.result_sha256 === sha256(answer.result)
+    return (
+      `receipt: signed by the service (key ${protectedHeader.kid}); input digest ` +
+      `${inputOk ? 'matches' : 'DIFFERS'}, result digest ${resultOk ? 'matches' : 'DIFFERS'}`
+    )
+  } catch (error) {
+    return `receipt: NOT verified: ${error instanceof Error ? error.message : String(error)}`
+  }
 }
 
 main().then(
