@@ -9,6 +9,7 @@ import { benchHostile } from './hostile.js'
 import { benchLoad } from './load.js'
 import { benchPaid } from './paid.js'
 import { benchRateLimit } from './ratelimit.js'
+import { benchReceipts } from './receipts.js'
 import { benchTools } from './tools.js'
 
 async function main(): Promise<void> {
@@ -36,6 +37,9 @@ async function main(): Promise<void> {
 
   out('\n## The duplicate-settlement guard: its bound and its cost (issue 11)\n')
   out(await benchGuard(quick))
+
+  out('\n## Signed receipts: their cost per paid call (issue 21)\n')
+  out(await benchReceipts(quick))
 }
 
 main().then(

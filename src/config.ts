@@ -110,6 +110,8 @@ const envSchema = z.object({
   RATE_LIMIT_DURATION_S: z.coerce.number().int().min(1).max(86_400).default(60),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
+  RECEIPT_SIGNING_KEY: z.string().optional(),
+  RECEIPT_RETIRED_KEYS: z.string().optional(),
 })
 
 /** Tool calls that may queue per worker beyond the one it runs (the default TOOL_QUEUE_LIMIT). */
@@ -234,6 +236,17 @@ export interface Config {
    * (src/http/client-address.ts).
    */
   trustProxyHops: number
+  /**
+   * Ed25519 private key (JWK or PKCS#8 PEM) that signs receipts and offers (src/receipts). Must be
+   * set in production, the same on every instance; unset -> a dev key generated and kept in
+   * ./data/receipt-signing-key.
+   */
+  receiptSigningKey?: string | undefined
+  /**
+   * Public keys of retired signing keys (JWKs as JSON, a JWKS, or SPKI PEMs), still published in
+   * the JWKS so that the receipts they signed keep verifying.
+   */
+  receiptRetiredKeys?: string | undefined
 }
 
 /**
@@ -286,6 +299,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPoints: e.RATE_LIMIT_POINTS,
     rateLimitDurationS: e.RATE_LIMIT_DURATION_S,
     trustProxyHops: e.TRUST_PROXY_HOPS,
+    receiptSigningKey: e.RECEIPT_SIGNING_KEY,
+    receiptRetiredKeys: e.RECEIPT_RETIRED_KEYS,
   }
 }
 

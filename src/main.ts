@@ -35,6 +35,12 @@ async function main(): Promise<void> {
     )
   }
   const service = createService(config, { telemetry })
+  if (service.receipts.keySource === 'generated') {
+    logger.warn(
+      { kid: service.receipts.kid },
+      'RECEIPT_SIGNING_KEY is not set: receipts are signed with a generated dev key in ./data; production must set it and share it across instances',
+    )
+  }
   if (config.facilitators.length === 0) {
     logger.warn('FACILITATOR_URL is not set: every paid call answers 503 (fail-closed)')
   } else {

@@ -17,6 +17,12 @@ import { createPaymentGate, type PaymentGate, type PaymentObserver } from './pay
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
 import { configuredRails } from './payment/rails.js'
 import { createRedisGuard } from './payment/redis-guard.js'
+import {
+  createReceipts,
+  parseRetiredKeys,
+  type Receipts,
+  resolveSigningKey,
+} from './receipts/index.js'
 import { createRedis, type SharedRedis } from './redis.js'
 import { createToolRunner, type ToolRunner } from './runner/runner.js'
 import type { Telemetry } from './telemetry/index.js'
@@ -38,6 +44,8 @@ export interface ServiceOverrides {
   redis?: SharedRedis
   /** Prefix of the rate-limit keys (tests sharing one Redis); default RATE_LIMIT_KEY_PREFIX. */
   rateLimitKeyPrefix?: string
+  /** The receipts; by default from RECEIPT_SIGNING_KEY (or the dev key in ./data) and RECEIPT_RETIRED_KEYS. */
+  receipts?: Receipts
 }
 
 /** The assembled service: the Hono app and the parts behind it. */
@@ -52,6 +60,8 @@ export interface Service {
   drain: Drain
   /** The shared Redis connection (REDIS_URL), if any. */
   redis: SharedRedis | undefined
+  /** Signed receipts and offers, the JWKS (src/receipts). */
+  receipts: Receipts
   /**
    * Stops the tool workers and closes the Redis connection. Call after the requests in flight
    * ended (`drain.idle()`).
@@ -83,6 +93,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   }
   assertPaidCallBudget(bounds)
   const rails = configuredRails(config)
+  const receipts = overrides.receipts ?? receiptsFrom(config)
   const link = createFacilitatorLink({
     client: createFacilitators({
       facilitators: config.facilitators,
@@ -90,6 +101,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       credentials: { cdp: config.cdpApiKey, payai: config.payaiApiKey },
     }),
     rails,
+    extensions: [receipts.offerReceipt.extension],
   })
   const { telemetry, observer: extra } = overrides
   const observer: PaymentObserver = async (event) => {
@@ -138,6 +150,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     replayLimit: config.replayLimit,
     canSettle: () => lifecycle.canSettle(),
     observer,
+    receipts,
     ...(overrides.env ? { env: overrides.env } : {}),
   })
   const mcpAllowList = resolveAllowList({
@@ -153,6 +166,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     publicBaseUrl: config.publicBaseUrl,
     rails,
     drain,
+    receipts,
     ...(rateLimit ? { rateLimit } : {}),
     ...(telemetry
       ? { stats: () => telemetry.stats(), telemetryHealth: () => telemetry.health() }
@@ -176,5 +190,24 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     // Only what this service opened: an injected connection belongs to its caller.
     if (redis && !overrides.redis) await redis.close()
   }
-  return { app, gate, link, runner, lifecycle, drain, redis, close }
+  return { app, gate, link, runner, lifecycle, drain, redis, receipts, close }
+}
+
+/** Directory of the generated development files (the receipt key, beside the telemetry salt). */
+const DATA_DIR = './data'
+
+/**
+ * The receipts from RECEIPT_SIGNING_KEY (or the development key, read or generated once in
+ * ./data) and RECEIPT_RETIRED_KEYS; `iss` is PUBLIC_BASE_URL.
+ *
+ * @throws {Error} naming the variable when a key cannot be read
+ */
+function receiptsFrom(config: Config): Receipts {
+  const { key, source } = resolveSigningKey(config.receiptSigningKey, DATA_DIR)
+  return createReceipts({
+    issuer: config.publicBaseUrl,
+    signingKey: key,
+    keySource: source,
+    retiredKeys: config.receiptRetiredKeys ? parseRetiredKeys(config.receiptRetiredKeys) : [],
+  })
 }

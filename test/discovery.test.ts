@@ -225,6 +225,31 @@ describe('/capabilities', () => {
         rails: fakeRails.map(({ network, asset, payTo }) => ({ network, asset, payTo })),
       },
       limits: { max_body_bytes: 1_048_576 },
+      receipts: {
+        delivery: {
+          extension: 'delivery-receipt',
+          format: 'jws',
+          alg: 'EdDSA',
+          typ: 'delivery-receipt+jwt',
+          claims: [
+            'iss',
+            'iat',
+            'resource',
+            'tool',
+            'input_sha256',
+            'result_sha256',
+            'network',
+            'asset',
+            'amount',
+            'pay_to',
+            'transaction',
+          ],
+        },
+        offer_receipt: { extension: 'offer-receipt', format: 'jws' },
+        jwks: `${BASE}/.well-known/jwks.json`,
+        did_document: `${BASE}/.well-known/did.json`,
+        verify: `${BASE}/receipts/verify`,
+      },
     })
     expect(body.tools.map((t: { id: string }) => t.id)).toEqual(catalog.map((t) => t.id))
     const pipeline = body.tools.find((t: { id: string }) => t.id === 'pipeline')

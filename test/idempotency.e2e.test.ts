@@ -4,12 +4,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { x402HTTPClient } from '@x402/core/client'
 import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http'
-import type { PaymentPayload, PaymentRequired } from '@x402/core/types'
+import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types'
 import {
   appendPaymentIdentifierToExtensions,
   generatePaymentId,
 } from '@x402/extensions/payment-identifier'
 import { wrapFetchWithPayment } from '@x402/fetch'
+import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PrivateRedis, startPrivateRedis } from '../src/devnet/redis.js'
 import { type DevStack, startDevStack } from '../src/devnet/stack.js'
@@ -101,6 +102,27 @@ const expectedHash = (input: string) => {
   }
 }
 
+const deliveryClaims = (settlement: SettleResponse | undefined) =>
+  decodeJwt(
+    (settlement?.extensions?.['delivery-receipt'] as { info: { receipt: string } } | undefined)
+      ?.info.receipt ?? '',
+  )
+
+/**
+ * Checks the SettleResponse a replay answers: the original without `payer` (the guard does not
+ * keep it) and so without the official offer-receipt receipt that names it, and with a delivery
+ * receipt signed for the replay: the same digests, clock and payment as the original's (its `iss`
+ * and `resource` are the instance's own PUBLIC_BASE_URL here, one per instance).
+ */
+function expectReplayOf(replayed: unknown, original: SettleResponse): void {
+  const { payer: _payer, extensions: _extensions, ...recorded } = original
+  const { extensions, ...rest } = replayed as SettleResponse
+  expect(rest).toEqual(recorded)
+  expect(Object.keys(extensions ?? {})).toEqual(['delivery-receipt'])
+  const { iss: _iss, resource: _resource, ...same } = deliveryClaims(original)
+  expect(deliveryClaims(replayed as SettleResponse)).toMatchObject(same)
+}
+
 async function snapshot() {
   return {
     evm: await payToBalance(stack, 'evm'),
@@ -133,8 +155,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
       expect(again.status).toBe(200)
       expect(await json(again)).toEqual(expectedHash('replay me'))
       const replayed = decodePaymentResponseHeader(again.headers.get('PAYMENT-RESPONSE') ?? '')
-      const { payer: _payer, ...recorded } = settlement
-      expect(replayed).toEqual(recorded)
+      expectReplayOf(replayed, settlement)
     }
     const after = await snapshot()
     expect(after.evm - before.evm).toBe(PRICE)
@@ -276,9 +297,10 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
       const again = await call(mb, payment)
       expect(again.isError).toBeUndefined()
       expect(again.structuredContent).toEqual(first.structuredContent)
-      const { payer: _payer, ...recorded } = (first._meta?.['x402/payment-response'] ??
-        {}) as Record<string, unknown>
-      expect(again._meta?.['x402/payment-response']).toEqual(recorded)
+      expectReplayOf(
+        again._meta?.['x402/payment-response'],
+        first._meta?.['x402/payment-response'] as SettleResponse,
+      )
       const after = await snapshot()
       expect(after.solana - before.solana).toBe(PRICE)
       expect(after.settle - before.settle).toBe(1)

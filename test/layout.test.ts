@@ -37,4 +37,13 @@ describe('layout', () => {
     )
     expect(offenders).toEqual([])
   })
+
+  it('src/receipts imports nothing of ours', () => {
+    const offenders = files('receipts').flatMap((file) =>
+      importedFolders(file)
+        .filter((folder) => folder !== 'receipts')
+        .map((folder) => `${relative(SRC, file)} -> ${folder}`),
+    )
+    expect(offenders).toEqual([])
+  })
 })

@@ -5,8 +5,10 @@ import { CONFIG_DEFAULTS, DERIVED_DEFAULTS } from '../src/config.js'
 import { SERVICE_ERROR_CODES } from '../src/descriptions/errors.js'
 import { MAX_BODY_BYTES } from '../src/http/app.js'
 import { RATE_LIMIT_POLICY } from '../src/http/rate-limit.js'
+import { MAX_RECOMPUTES_IN_FLIGHT } from '../src/http/receipts.js'
 import { MAX_TIMEOUT_SECONDS } from '../src/payment/facilitator.js'
 import { DUPLICATE_WINDOW_MS } from '../src/payment/guard.js'
+import { MAX_RECEIPT_CHARS, OFFER_VALIDITY_SECONDS } from '../src/receipts/index.js'
 import {
   CLOSE_FLUSH_TIMEOUT_MS,
   STATS_CACHE_MS,
@@ -42,6 +44,29 @@ describe('docs/limits.md', () => {
     expect(doc).toMatch(row('All request headers together', '128 KiB', '', '431'))
     expect(doc).toMatch(row('A text field', `${formatBytes(MAX_TEXT_BYTES)} of UTF-8`))
     expect(doc).toMatch(row('Nesting of any JSON field', `${MAX_JSON_DEPTH} levels`))
+  })
+
+  it('states the receipt limits', () => {
+    expect(doc).toMatch(
+      row(
+        '`receipt` of `POST /receipts/verify`',
+        formatBytes(MAX_RECEIPT_CHARS),
+        '`invalid_request` (400)',
+      ),
+    )
+    expect(doc).toMatch(
+      row(
+        'Recomputations of `POST /receipts/verify`',
+        String(MAX_RECOMPUTES_IN_FLIGHT),
+        '`overloaded` (503',
+      ),
+    )
+    expect(doc).toMatch(
+      row(
+        'A signed offer in the 402',
+        `${OFFER_VALIDITY_SECONDS} s, re-signed every ${OFFER_VALIDITY_SECONDS / 2} s`,
+      ),
+    )
   })
 
   it('states every per-tool limit with the value of its constant', () => {

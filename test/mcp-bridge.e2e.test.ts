@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
@@ -5,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { getBase58Decoder } from '@solana/kit'
+import { decodeJwt, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../src/devnet/ports.js'
 import type { DevStack } from '../src/devnet/stack.js'
@@ -18,8 +20,10 @@ import {
   type InstalledBridge,
   installBridge,
   runBridgeCli,
+  type ServiceProxy,
   settleRedirectingProxy,
   spawnBridge,
+  tamperingProxy,
 } from './helpers/bridge.js'
 import { paidFetch } from './helpers/clients.js'
 import { json } from './helpers/json.js'
@@ -156,9 +160,11 @@ describe('the installed bridge over stdio', () => {
       amount: '1000',
       display: '0.001 USDC',
     })
+    // Released only once its delivery receipt verified against the service's JWKS.
     expect(result._meta?.['x402/payment-response']).toMatchObject({
       success: true,
       transaction: settlement.transaction,
+      extensions: { 'delivery-receipt': { info: { receipt: expect.any(String) } } },
     })
     expect(result.content).toEqual([
       { type: 'text', text: JSON.stringify({ ok: true, result: expected }) },
@@ -237,6 +243,86 @@ describe('the installed bridge over stdio', () => {
     expect(base.transportErrors).toEqual([])
     expect(solana.transportErrors).toEqual([])
   })
+})
+
+describe('the delivery receipt, checked by the bridge', () => {
+  /** The paid answer's receipt and result, inside a JSON-RPC answer (undefined for others). */
+  function paidParts(answer: Record<string, unknown>) {
+    const result = answer.result as CallToolResult | undefined
+    const settlement = result?._meta?.['x402/payment-response'] as
+      | { extensions?: { 'delivery-receipt'?: { info: { receipt: string } } } }
+      | undefined
+    const info = settlement?.extensions?.['delivery-receipt']?.info
+    const structured = result?.structuredContent as { result?: Record<string, unknown> } | undefined
+    return info && structured?.result ? { info, result: structured.result } : undefined
+  }
+  const claimsOf = (receipt: string) => decodeJwt(receipt)
+  const forgedPayload = (receipt: string, claims: Record<string, unknown>) => {
+    const [header, , signature] = receipt.split('.')
+    return `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`
+  }
+  const tampers: Record<string, (answer: Record<string, unknown>) => Promise<void>> = {
+    // One byte of the result: its last hex digit.
+    result: async (answer) => {
+      const parts = paidParts(answer)
+      if (!parts) return
+      const hex = parts.result.hex as string
+      parts.result.hex = `${hex.slice(0, -1)}${hex.endsWith('0') ? '1' : '0'}`
+    },
+    claim: async (answer) => {
+      const parts = paidParts(answer)
+      if (!parts) return
+      parts.info.receipt = forgedPayload(parts.info.receipt, {
+        ...claimsOf(parts.info.receipt),
+        amount: '1',
+      })
+    },
+    key: async (answer) => {
+      const parts = paidParts(answer)
+      if (!parts) return
+      const foreign = generateKeyPairSync('ed25519').privateKey
+      parts.info.receipt = await new SignJWT(claimsOf(parts.info.receipt))
+        .setProtectedHeader({ alg: 'EdDSA', kid: 'foreign', typ: 'delivery-receipt+jwt' })
+        .sign(foreign)
+    },
+  }
+  const proxies: ServiceProxy[] = []
+  afterAll(async () => {
+    await Promise.all(proxies.map((p) => p.stop()))
+  })
+
+  it.each([
+    ['result', 'receipt_mismatch', { mismatched: ['result_sha256'] }],
+    ['claim', 'receipt_invalid', { reason: 'bad_signature' }],
+    ['key', 'receipt_invalid', { reason: 'unknown_key' }],
+  ] as const)(
+    'withholds the result when the answer was altered (%s): %s, and the payment counts',
+    async (mode, code, details) => {
+      const proxy = await tamperingProxy(svc.baseUrl, tampers[mode] as never)
+      proxies.push(proxy)
+      const s = await session(`tamper-${mode}`, {
+        PAYLOAD_TOOLS_URL: proxy.url,
+        PAYER_PRIVATE_KEY: evmKey(3),
+      })
+      const payToBefore = await payToBalance(stack, 'evm')
+      const result = await call(s, 'payload_hash', { input: `tampered ${mode}` })
+      expect(result.isError).toBe(true)
+      expect(failureCode(result)).toBe(code)
+      expect(result.structuredContent).toMatchObject({
+        ok: false,
+        code,
+        network: 'eip155:8453',
+        transaction: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+        ...details,
+      })
+      expect(JSON.stringify(result)).not.toContain('"hex"')
+      // Settled: the payment moved and counts against the caps.
+      expect((await payToBalance(stack, 'evm')) - payToBefore).toBe(1000n)
+      const spend = await call(s, 'payload_tools_spend', {})
+      expect(spend.structuredContent).toMatchObject({ session: { total: '0.001', calls: 1 } })
+      expect(s.stderr.some((l) => l.includes(`withheld (${code})`))).toBe(true)
+    },
+  )
 })
 
 describe('spend caps', () => {

@@ -281,7 +281,9 @@ describe('malformed PAYMENT-SIGNATURE headers on the devnet', () => {
     console.log(
       `[x402] largest real PAYMENT-SIGNATURE: ${bytes} bytes (${largest}); limit ${MAX_PAYMENT_BYTES}`,
     )
-    // Measured 8,468 bytes (/pipeline on Solana: the transaction plus the echoed bazaar schema).
-    expect(bytes).toBeLessThan(MAX_PAYMENT_BYTES / 3)
+    // Measured 11,416 bytes (/pipeline on Solana: the transaction plus the echoed extensions: the
+    // bazaar schema, 8,468 bytes before the offer-receipt extension, whose two signed offers and
+    // schema the official client echoes too, about 3 KB).
+    expect(bytes).toBeLessThan(MAX_PAYMENT_BYTES / 2)
   })
 })

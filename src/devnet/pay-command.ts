@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { getBase58Encoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
-import type { Network } from '@x402/core/types'
+import type { Network, SettleResponse } from '@x402/core/types'
 import { wrapFetchWithPayment } from '@x402/fetch'
+import canonicalize from 'canonicalize'
+import { createRemoteJWKSet, jwtVerify } from 'jose'
 import type { Hex } from 'viem'
 import { catalog } from '../tools/catalog.js'
 import type { ToolDefinition } from '../tools/types.js'
@@ -166,9 +169,9 @@ async function pay(
   out.stderr(
     `HTTP ${res.status} in ${ms} ms (${paid ? '402 -> sign -> paid request' : 'no payment made'})\n`,
   )
-  const receipt = res.headers.get('PAYMENT-RESPONSE')
-  if (receipt) {
-    const settled = decodePaymentResponseHeader(receipt)
+  const header = res.headers.get('PAYMENT-RESPONSE')
+  const settled = header ? decodePaymentResponseHeader(header) : undefined
+  if (settled) {
     out.stderr(
       `settled: ${settled.success} on ${settled.network}, transaction ${settled.transaction}\n`,
     )
@@ -182,8 +185,47 @@ async function pay(
     out.stderr(`pay: the answer is not JSON: ${text.slice(0, 500)}\n`)
     return 1
   }
+  if (settled && res.ok) {
+    out.stderr(`${await checkReceipt(base, tool, body, settled, json as { result?: unknown })}\n`)
+  }
   out.stdout(`${JSON.stringify(json, null, 2)}\n`)
   return res.ok ? 0 : 1
+}
+
+const sha256 = (value: unknown) =>
+  createHash('sha256')
+    .update(canonicalize(value) ?? '')
+    .digest('hex')
+
+/**
+ * The delivery receipt of the answer (docs/receipts.md), verified with jose against the service's
+ * JWKS, its digests compared with the body sent (the tool's defaults applied) and the result.
+ */
+async function checkReceipt(
+  base: string,
+  tool: ToolDefinition,
+  body: string,
+  settled: SettleResponse,
+  answer: { result?: unknown },
+): Promise<string> {
+  const jws = (settled.extensions?.['delivery-receipt'] as { info?: { receipt?: string } })?.info
+    ?.receipt
+  if (!jws) return 'receipt: none in PAYMENT-RESPONSE'
+  try {
+    const keys = createRemoteJWKSet(new URL(`${base}/.well-known/jwks.json`))
+    const { payload, protectedHeader } = await jwtVerify(jws, keys, {
+      typ: 'delivery-receipt+jwt',
+    })
+    const input = tool.input.safeParse(JSON.parse(body))
+    const inputOk = input.success && payload.input_sha256 === sha256(input.data)
+    const resultOk = payload.result_sha256 === sha256(answer.result)
+    return (
+      `receipt: signed by the service (key ${protectedHeader.kid}); input digest ` +
+      `${inputOk ? 'matches' : 'DIFFERS'}, result digest ${resultOk ? 'matches' : 'DIFFERS'}`
+    )
+  } catch (error) {
+    return `receipt: NOT verified: ${error instanceof Error ? error.message : String(error)}`
+  }
 }
 
 function parseCommandLine(argv: readonly string[]) {

@@ -4,6 +4,7 @@ import { HTTPException } from 'hono/http-exception'
 import { logger } from '../logger.js'
 import type { PaymentGate } from '../payment/gate.js'
 import type { Rail } from '../payment/rails.js'
+import type { Receipts } from '../receipts/index.js'
 import type { RedisState } from '../redis.js'
 import type { Stats } from '../telemetry/index.js'
 import type { ToolDefinition } from '../tools/types.js'
@@ -15,6 +16,7 @@ import { registerLanding } from './landing/index.js'
 import { methodAwareNotFound } from './methods.js'
 import { registerPaidRoutes } from './paid-routes.js'
 import type { RateLimit } from './rate-limit.js'
+import { registerReceipts } from './receipts.js'
 import { corsPolicy, precomputedHeaders, securityHeaders } from './security.js'
 import { registerStats } from './stats.js'
 
@@ -45,6 +47,8 @@ export interface AppDeps {
   drain?: Drain
   /** The limit on free work per client (src/http/rate-limit.ts); absent: no limit. */
   rateLimit?: RateLimit
+  /** Signed receipts: the JWKS, the DID document and `POST /receipts/verify`; absent: none. */
+  receipts?: Receipts
 }
 
 /** Registers routes on the app (e.g. `(app) => registerMcp(app, options)`). */
@@ -128,6 +132,9 @@ export function createApp(deps: AppDeps): Hono {
     ownershipProofs: deps.ownershipProofs,
     rateLimit: deps.rateLimit?.quota,
   })
+  if (deps.receipts) {
+    registerReceipts(app, { receipts: deps.receipts, tools: deps.tools, runner: deps.gate.runner })
+  }
   registerPaidRoutes(app, {
     ...deps,
     extensionsFor: httpBazaarExtension,

@@ -8,6 +8,12 @@ import { toolInputSchema, toolOutputSchema } from './schemas.js'
 export const PRICE_META_KEY = 'x402/price'
 
 /**
+ * `_meta` key of the tool id in a `tools/list` entry: the `tool` claim of the tool's delivery
+ * receipts (src/receipts), which a client checks a receipt against.
+ */
+export const TOOL_ID_META_KEY = 'payload-tools/tool'
+
+/**
  * The price of one call, as advertised in `tools/list` under `_meta["x402/price"]`.
  *
  * @example
@@ -37,7 +43,8 @@ const railLabel: Record<RailId, string> = { evm: 'Base', solana: 'Solana' }
 
 /**
  * The `tools/list` entry of a catalogue tool: name, title, description ending with its price,
- * input and output JSON Schemas from the catalogue, read-only annotations and the price in `_meta`.
+ * input and output JSON Schemas from the catalogue, read-only annotations, and in `_meta` the price
+ * and the tool id (the `tool` claim of its receipts).
  *
  * @example
  * listTool(hashTool, [{ id: 'evm', network: 'eip155:8453' }]).description
@@ -71,6 +78,6 @@ export function listTool(tool: ToolDefinition, rails: readonly ListedRail[]): To
       idempotentHint: true,
       openWorldHint: false,
     },
-    _meta: { [PRICE_META_KEY]: price },
+    _meta: { [PRICE_META_KEY]: price, [TOOL_ID_META_KEY]: tool.id },
   }
 }

@@ -154,6 +154,7 @@ describe('MCP endpoint: tools/list', () => {
         scheme: 'exact',
         networks: ['eip155:8453', SOLANA],
       },
+      'payload-tools/tool': 'echo',
     })
     await client.ping()
     expect(calls).toEqual({ supported: 0, verify: 0, settle: 0 })

@@ -1,5 +1,5 @@
 import { type FacilitatorClient, x402ResourceServer } from '@x402/core/server'
-import type { PaymentRequirements } from '@x402/core/types'
+import type { PaymentRequirements, ResourceServerExtension } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm/exact/server'
 import { ExactSvmScheme } from '@x402/svm/exact/server'
 import { describeError, logger } from '../logger.js'
@@ -144,6 +144,11 @@ export interface FacilitatorLinkOptions {
   rails: Rail[]
   /** Seconds a client has to complete payment (PaymentRequirements.maxTimeoutSeconds). */
   maxTimeoutSeconds?: number
+  /**
+   * Extensions registered on every resource server the link builds (the receipts' `offer-receipt`);
+   * a PaymentRequired declaring one of them is enriched by it.
+   */
+  extensions?: readonly ResourceServerExtension[]
   now?: () => number
   /** @deprecated Ignored: the client carries its URLs (kept so that older callers compile). */
   url?: string | undefined
@@ -180,6 +185,7 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
     for (const rail of options.rails) {
       server.register(rail.network, rail.id === 'evm' ? new ExactEvmScheme() : new ExactSvmScheme())
     }
+    for (const extension of options.extensions ?? []) server.registerExtension(extension)
     await server.initialize()
     const liveRails = options.rails.filter((rail) => {
       const kind = server.getSupportedKind(2, rail.network, 'exact')

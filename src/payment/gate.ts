@@ -1,5 +1,6 @@
 import type { ResourceInfo, SettleResponse } from '@x402/core/types'
 import { describeError, logger } from '../logger.js'
+import type { Receipts } from '../receipts/index.js'
 import type { CheckedInput } from '../runner/check.js'
 import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import type { JsonResult } from '../runner/json-result.js'
@@ -29,6 +30,7 @@ import {
 } from './guard.js'
 import { createOffers, type Offer } from './offer.js'
 import { type PresentedPayment, readPayment } from './presented.js'
+import { withReceipt } from './receipt.js'
 import { settlePayment } from './settle.js'
 import { verifyPayment } from './verify.js'
 
@@ -125,9 +127,12 @@ export interface PaidCall {
  */
 export interface PaidResult {
   result: JsonResult
+  /** The SettleResponse, with the signed delivery receipt in its `extensions` (with `receipts`). */
   settlement: SettleResponse
   /** Lower-case hex SHA-256 of the RFC 8785 form of the checked input. */
   inputDigest: string
+  /** The tools' clock the result was computed with, in Unix seconds (the receipt's `iat`). */
+  nowSeconds: number
   replayed?: true
 }
 
@@ -153,7 +158,8 @@ export interface PaidResult {
  *    {@link SettlementUnknownError}, the payment held for a retry; while the service shuts down, a
  *    settlement that could not finish before its deadline is not started;
  * 7. the `settled` telemetry event is awaited;
- * 8. the result is released with the SettleResponse.
+ * 8. the result is released with the SettleResponse, which carries the signed delivery receipt
+ *    (receipt.ts; with `receipts`).
  */
 export interface PaymentGate {
   /**
@@ -204,6 +210,11 @@ export interface PaymentGateOptions {
    * payment is settled without its reply being sent. Always true when absent.
    */
   canSettle?: () => boolean
+  /**
+   * Signs the receipts of every paid 200 (src/receipts) and the offers of every 402. Absent (unit
+   * tests of the gate): no receipts.
+   */
+  receipts?: Receipts
 }
 
 const WINDOW = `${DUPLICATE_WINDOW_MS / 1000} seconds`
@@ -219,7 +230,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   const { link, guard, runner, payerHash } = options
   const env = options.env ?? systemEnv
   const replayLimit = options.replayLimit ?? DEFAULT_REPLAY_LIMIT
-  const offerOf = createOffers()
+  const offerOf = createOffers(options.receipts)
 
   const emit = async (event: PaymentEvent) => {
     if (!options.observer) return
@@ -282,8 +293,16 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     if (presented.id) keys.unshift(idempotencyKey(presented.id))
     const held = await claimAll(guard, keys, pendingRecord(fp, presented.identity))
     const ctx: Context = { call, state, offer, presented, checked, fp, admission, keys }
-    if (held) return onHeld(ctx, held.key, held.record)
-    return fresh(ctx)
+    const paid = held ? await onHeld(ctx, held.key, held.record) : await fresh(ctx)
+    const settlement = await withReceipt(options.receipts, paid.settlement, {
+      tool: call.tool.id,
+      resource: call.resource.url,
+      requirements: offer.requirements,
+      inputDigest: paid.inputDigest,
+      result: paid.result,
+      nowSeconds: paid.nowSeconds,
+    })
+    return { ...paid, settlement }
   }
 
   /** The 402 of an unpaid request, with the free input check of a body that came with it. */
@@ -330,16 +349,16 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     }
     await emit({ ...event, outcome: 'verified', payer: verdict.payer })
     const payer = verdict.payer ? payerHash(verdict.payer) : undefined
-    let result: JsonResult
+    let ran: Ran
     try {
-      result = await runThenMaySettle(ctx)
+      ran = await runThenMaySettle(ctx)
     } catch (error) {
       await records.release()
       await emit({ ...event, outcome: 'tool_failed_unsettled', payer: verdict.payer })
       if (error instanceof ToolError || error instanceof ToolTimeoutError) await chargeAfter(call)
       throw error
     }
-    return settleAndRecord(ctx, records, result, payer, verdict.payer)
+    return settleAndRecord(ctx, records, ran, payer, verdict.payer)
   }
 
   /**
@@ -347,15 +366,16 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
    *
    * @throws {ToolError} the tool's refusal, or `tool_failed` for anything unexpected
    */
-  async function runThenMaySettle(ctx: Context): Promise<JsonResult> {
+  async function runThenMaySettle(ctx: Context): Promise<Ran> {
     try {
-      const result = await ctx.admission.run(ctx.call.tool, ctx.checked, env.nowSeconds())
+      const nowSeconds = env.nowSeconds()
+      const result = await ctx.admission.run(ctx.call.tool, ctx.checked, nowSeconds)
       if (options.canSettle && !options.canSettle()) {
         throw new ShuttingDownError(
           'The service is shutting down and could not settle this call in time; nothing was charged',
         )
       }
-      return result
+      return { result, nowSeconds }
     } catch (error) {
       if (
         error instanceof ToolError ||
@@ -383,7 +403,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   async function settleAndRecord(
     ctx: Context,
     records: CallRecords,
-    result: JsonResult,
+    ran: Ran,
     payer: string | undefined,
     rawPayer: string | undefined,
   ): Promise<PaidResult> {
@@ -414,7 +434,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
           payer: settledPayer ?? rawPayer,
         })
         call.quota?.reward()
-        return { result, settlement: outcome.settlement, inputDigest: fp.inputDigest }
+        return { ...ran, settlement: outcome.settlement, inputDigest: fp.inputDigest }
       }
       case 'failed': {
         await records.put({ ...base, state: 'spent' })
@@ -516,11 +536,13 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         }
         // Deterministic tools: the same tool and input give the same result. Nothing is verified
         // or settled; a failure here (overloaded, shutting down) charges nothing more.
-        const result = await ctx.admission.run(call.tool, ctx.checked, env.nowSeconds())
+        const nowSeconds = env.nowSeconds()
+        const result = await ctx.admission.run(call.tool, ctx.checked, nowSeconds)
         note(call, 'replayed', network)
         logger.info({ tool: call.tool.id, replay: count }, 'paid call replayed')
         return {
           result,
+          nowSeconds,
           settlement: record.settlement as SettleResponse,
           inputDigest: fp.inputDigest,
           replayed: true,
@@ -567,15 +589,15 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       // Never free a payment that may have moved: back to `unknown`.
       release: () => records.put({ ...record, state: 'unknown' }),
     }
-    let result: JsonResult
+    let ran: Ran
     try {
-      result = await runThenMaySettle(ctx)
+      ran = await runThenMaySettle(ctx)
     } catch (error) {
       await held.release()
       throw error
     }
     try {
-      return await settleAndRecord(ctx, held, result, record.payer, undefined)
+      return await settleAndRecord(ctx, held, ran, record.payer, undefined)
     } catch (error) {
       if (error instanceof FacilitatorUnavailableError) throw new SettlementUnknownError()
       throw error
@@ -583,6 +605,12 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   }
 
   return { execute, link, runner }
+}
+
+/** A tool run: its result and the clock it was computed with (Unix seconds). */
+interface Ran {
+  result: JsonResult
+  nowSeconds: number
 }
 
 /** The per-call state the steps share. */

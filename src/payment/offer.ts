@@ -1,4 +1,5 @@
 import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types'
+import type { Receipts } from '../receipts/index.js'
 import type { ToolDefinition } from '../tools/types.js'
 import type { LiveState } from './facilitator.js'
 import { withPaymentIdentifier } from './idempotency.js'
@@ -7,7 +8,7 @@ import { withPaymentIdentifier } from './idempotency.js'
 export interface Offer {
   /** PaymentRequirements of every live rail, in rail order. */
   requirements: PaymentRequirements[]
-  /** Extensions declared in the PaymentRequired (bazaar info, `payment-identifier`). */
+  /** Extensions declared in the PaymentRequired (bazaar info, `payment-identifier`, `offer-receipt`). */
   extensions: Record<string, unknown>
   /**
    * The PaymentRequired of an unpaid request: built once per facilitator state, transport, tool
@@ -29,28 +30,41 @@ export interface OfferedCall {
 
 /**
  * The offers of the payment gate. The unpaid PaymentRequired of a tool is the same for every
- * request until the facilitators' `/supported` changes (a new LiveState): it is built once per
- * state, transport, tool and resource, as crawlers and agents probe it far more often than they
- * pay.
+ * request until the facilitators' `/supported` changes (a new LiveState) or the receipts sign
+ * their offers again (a new `offerEpoch`: the official `offer-receipt` extension's signed offers
+ * travel in it): it is built once per state, epoch, transport, tool and resource, as crawlers and
+ * agents probe it far more often than they pay.
  *
+ * @param receipts - the service's receipts: their `offer-receipt` declaration goes in every 402
  * @example
- * const offerOf = createOffers()
+ * const offerOf = createOffers(receipts)
  * const offer = await offerOf(await link.ready(), call)
  * throw new PaymentRequiredError('payment_required', '…', await offer.unpaid())
  */
-export function createOffers(): (state: LiveState, call: OfferedCall) => Promise<Offer> {
-  const cache = new WeakMap<LiveState, Map<string, Promise<PaymentRequired>>>()
+export function createOffers(
+  receipts?: Receipts,
+): (state: LiveState, call: OfferedCall) => Promise<Offer> {
+  // Per state, the PaymentRequired of the current offer epoch only: a new epoch starts afresh.
+  const cache = new WeakMap<
+    LiveState,
+    { epoch: number; built: Map<string, Promise<PaymentRequired>> }
+  >()
   return async function offerOf(state, call) {
     const requirements = await state.accepts(call.tool.price)
-    const extensions = withPaymentIdentifier(call.extensions)
+    const extensions = {
+      ...withPaymentIdentifier(call.extensions),
+      ...receipts?.offerReceipt.declaration,
+    }
     const refusal = (error: string) =>
       state.server.createPaymentRequiredResponse(requirements, call.resource, error, extensions)
     const unpaid = () => {
-      let perState = cache.get(state)
-      if (!perState) {
-        perState = new Map()
-        cache.set(state, perState)
+      const epoch = receipts?.offerEpoch() ?? 0
+      let entry = cache.get(state)
+      if (entry?.epoch !== epoch) {
+        entry = { epoch, built: new Map() }
+        cache.set(state, entry)
       }
+      const perState = entry.built
       const key = `${call.transport} ${call.tool.id} ${call.resource.url}`
       let built = perState.get(key)
       if (!built) {

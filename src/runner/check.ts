@@ -1,8 +1,17 @@
+import { createHash } from 'node:crypto'
 import canonicalize from 'canonicalize'
 import { toInputIssues } from '../tools/input-issues.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import { frame, unframe } from './framed.js'
-import type { CheckOutcome, CheckReply, CheckTask } from './task.js'
+import {
+  type CheckOutcome,
+  type CheckReply,
+  type CheckTask,
+  type FieldRead,
+  type FieldsOutcome,
+  type FieldsTask,
+  MAX_FIELD_TEXT,
+} from './task.js'
 
 const decoder = new TextDecoder()
 const encoder = new TextEncoder()
@@ -92,9 +101,51 @@ export function checkBody(tools: ReadonlyMap<string, ToolDefinition>, task: Chec
   } catch (error) {
     return { status: 'invalid_json', message: `Malformed JSON body: ${(error as Error).message}` }
   }
-  const input =
-    task.mcpRequestId === undefined ? parsed : (callArguments(parsed, task.mcpRequestId) ?? {})
+  let input: unknown = parsed
+  if (task.mcpRequestId !== undefined) input = callArguments(parsed, task.mcpRequestId) ?? {}
+  else if (task.field !== undefined) {
+    if (!isObject(parsed) || !Object.hasOwn(parsed, task.field)) return { status: 'absent' }
+    input = parsed[task.field]
+  }
   return checkValue(tool, input)
+}
+
+/**
+ * Reads some top-level fields of a JSON object body (see {@link FieldsTask}). Never throws.
+ *
+ * @example readFields({ kind: 'fields', body: utf8('{"receipt":"ey…","result":{"a":1}}'), names: ['receipt', 'result'] })
+ * // { status: 'ok', keys: ['receipt', 'result'], fields: { receipt: { text: 'ey…', digest }, result: { digest } } }
+ */
+export function readFields(task: FieldsTask): FieldsOutcome {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(decoder.decode(task.body))
+  } catch (error) {
+    return { status: 'invalid_json', message: `Malformed JSON body: ${(error as Error).message}` }
+  }
+  if (!isObject(parsed)) return { status: 'invalid', message: 'The body must be a JSON object' }
+  const fields: Partial<Record<string, FieldRead>> = {}
+  for (const name of task.names) {
+    if (!Object.hasOwn(parsed, name)) continue
+    const value = parsed[name]
+    let canonical: string | undefined
+    try {
+      canonical = canonicalize(value)
+    } catch {
+      canonical = undefined
+    }
+    if (canonical === undefined) {
+      return {
+        status: 'invalid',
+        message: `/${name} has no JSON form (a number beyond the double range?)`,
+      }
+    }
+    fields[name] = {
+      digest: createHash('sha256').update(canonical).digest('hex'),
+      ...(typeof value === 'string' && value.length <= MAX_FIELD_TEXT ? { text: value } : {}),
+    }
+  }
+  return { status: 'ok', fields, keys: Object.keys(parsed) }
 }
 
 /**

@@ -9,6 +9,9 @@ import { JsonResult } from './json-result.js'
 import {
   type CheckOutcome,
   type CheckReply,
+  type CheckTask,
+  type FieldsOutcome,
+  type FieldsTask,
   PING,
   type TaskOutcome,
   type ToolTask,
@@ -59,6 +62,8 @@ export interface Admission {
 export interface InputSource {
   body: Uint8Array
   mcpRequestId?: string | number
+  /** The top-level key of the body's object that holds the input (`POST /receipts/verify`). */
+  field?: string
 }
 
 /** What the runner is doing right now. */
@@ -87,6 +92,15 @@ export interface ToolRunner {
    * @throws {ToolTimeoutError} when the check outlasts the budget (its thread is replaced)
    */
   check(tool: ToolDefinition, source: InputSource): Promise<CheckOutcome>
+  /**
+   * Reads top-level fields of a JSON object body on a checker thread (their text when strings,
+   * the SHA-256 of their RFC 8785 form): how a free endpoint reads a body of up to 1 MiB without
+   * parsing it on the thread that serves requests.
+   *
+   * @throws {OverloadedError} when the checkers' queue is full
+   * @throws {ToolTimeoutError} when it outlasts the budget
+   */
+  fields(body: Uint8Array, names: string[]): Promise<FieldsOutcome>
   /**
    * Lets a call in when the pool has room now: fewer than `workers + queueLimit` calls running or
    * queued. Admission reserves nothing: many calls admitted at once may all be verified and queue
@@ -276,38 +290,51 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     return checker
   }
 
-  async function check(tool: ToolDefinition, source: InputSource): Promise<CheckOutcome> {
+  /**
+   * Runs one task on a checker thread: the body's buffer transferred, the tools' budget, the
+   * checkers' queue bound.
+   */
+  async function onChecker<T>(task: CheckTask | FieldsTask, what: string): Promise<T | null> {
     if (closed || checking >= CHECKS_PER_THREAD * checkThreads) {
       throw new OverloadedError(retryAfterSeconds, 'admission')
     }
     const pool = startChecker()
-    // Transferring a view's buffer hands over all of it: a Buffer from Node's pool shares its
-    // buffer with others, so a view that does not span its buffer is copied first.
-    const { body } = source
-    const own =
-      body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : body.slice()
-    const task: WorkerTask = {
-      kind: 'check',
-      tool: tool.id,
-      body: own,
-      ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
-    }
     const signal = AbortSignal.timeout(options.timeoutMs)
     checking++
     try {
-      const reply = await pool.run(task, {
+      return (await pool.run(task, {
         signal,
-        transferList: [own.buffer as ArrayBuffer],
-      })
-      if (!reply) return { status: 'crash', name: 'NoOutcome' }
-      return readCheckReply(reply)
+        transferList: [task.body.buffer as ArrayBuffer],
+      })) as T | null
     } catch (error) {
       if (signal.aborted) throw new ToolTimeoutError(options.timeoutMs)
-      logger.error({ tool: tool.id, err: (error as Error)?.name }, 'input check failed')
+      logger.error({ task: what, err: (error as Error)?.name }, 'input check failed')
       throw new OverloadedError(retryAfterSeconds, 'admission')
     } finally {
       checking--
     }
+  }
+
+  async function check(tool: ToolDefinition, source: InputSource): Promise<CheckOutcome> {
+    const reply = await onChecker<CheckReply>(
+      {
+        kind: 'check',
+        tool: tool.id,
+        body: ownBuffer(source.body),
+        ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
+        ...(source.field !== undefined ? { field: source.field } : {}),
+      },
+      tool.id,
+    )
+    return reply ? readCheckReply(reply) : { status: 'crash', name: 'NoOutcome' }
+  }
+
+  async function fields(body: Uint8Array, names: string[]): Promise<FieldsOutcome> {
+    const outcome = await onChecker<FieldsOutcome>(
+      { kind: 'fields', body: ownBuffer(body), names },
+      'fields',
+    )
+    return outcome ?? { status: 'invalid', message: 'The body could not be read' }
   }
 
   function admit(): Admission {
@@ -417,6 +444,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
 
   return {
     check,
+    fields,
     admit,
     warm: warmUp,
     status: () => ({ running, queued: waiting.length, checking, capacity }),
@@ -430,6 +458,15 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     },
     options: { ...options },
   }
+}
+
+/**
+ * A view that can be transferred alone: transferring a view's buffer hands over all of it, and a
+ * Buffer from Node's pool shares its buffer with others, so a view that does not span its buffer
+ * is copied first.
+ */
+function ownBuffer(view: Uint8Array): Uint8Array {
+  return view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? view : view.slice()
 }
 
 /** The piscina options of a pool of `threads` worker threads running worker.ts. */

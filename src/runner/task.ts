@@ -34,7 +34,44 @@ export interface CheckTask {
   body: Uint8Array
   /** MCP only: the JSON-RPC id of the `tools/call` whose `arguments` are the input. */
   mcpRequestId?: string | number
+  /**
+   * The top-level key of the body's JSON object that holds the input (`input` in a
+   * `POST /receipts/verify` body); absent: the body is the input.
+   */
+  field?: string
 }
+
+/**
+ * A read of some top-level fields of a JSON object body, on a checker thread: for each name,
+ * whether it is there, its text when it is a string, and the SHA-256 of its RFC 8785 form.
+ */
+export interface FieldsTask {
+  kind: 'fields'
+  /** UTF-8 request body; its buffer is transferred. */
+  body: Uint8Array
+  names: string[]
+}
+
+/** One field of a {@link FieldsOutcome}. */
+export interface FieldRead {
+  /** The value, when it is a string of at most {@link MAX_FIELD_TEXT} characters. */
+  text?: string
+  /** Lower-case hex SHA-256 of the RFC 8785 form of the value. */
+  digest: string
+}
+
+/** Longest string a {@link FieldsTask} brings back as text (64 Ki characters). */
+export const MAX_FIELD_TEXT = 64 * 1024
+
+/**
+ * What a checker reads of a body's fields: `ok` with the requested fields that are present and
+ * every key of the object; or why it could not (not JSON, not an object, a value with no RFC 8785
+ * form such as a number beyond the double range).
+ */
+export type FieldsOutcome =
+  | { status: 'ok'; fields: Partial<Record<string, FieldRead>>; keys: string[] }
+  | { status: 'invalid_json'; message: string }
+  | { status: 'invalid'; message: string }
 
 /** A `ToolError` as plain data: error classes do not survive the structured clone. */
 export interface ToolErrorData {
@@ -81,4 +118,4 @@ export type TaskOutcome =
 export const PING = 'ping'
 
 /** What the runner posts to a worker. */
-export type WorkerTask = ToolTask | CheckTask | typeof PING
+export type WorkerTask = ToolTask | CheckTask | FieldsTask | typeof PING

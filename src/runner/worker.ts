@@ -16,10 +16,16 @@ import { setFlagsFromString } from 'node:v8'
 import { workerData } from 'node:worker_threads'
 import { move } from 'piscina'
 import type { ToolDefinition } from '../tools/types.js'
-import { checkBody } from './check.js'
+import { checkBody, readFields } from './check.js'
 import { installLinearUnicodeRegExp } from './linear-regexp.js'
 import { runTask } from './run-task.js'
-import { type CheckReply, PING, type TaskOutcome, type WorkerTask } from './task.js'
+import {
+  type CheckReply,
+  type FieldsOutcome,
+  PING,
+  type TaskOutcome,
+  type WorkerTask,
+} from './task.js'
 
 setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks')
 installLinearUnicodeRegExp()
@@ -33,8 +39,11 @@ const tools = new Map(catalog.map((tool) => [tool.id, tool]))
  * throws; answers the warm-up ping with `null`. A result, and a checked input, travel back as
  * their JSON bytes, moved rather than copied.
  */
-export default function runWorkerTask(task: WorkerTask): TaskOutcome | CheckReply | null {
+export default function runWorkerTask(
+  task: WorkerTask,
+): TaskOutcome | CheckReply | FieldsOutcome | null {
   if (task === PING) return null
+  if (task.kind === 'fields') return readFields(task)
   const outcome = task.kind === 'check' ? checkBody(tools, task) : runTask(tools, task)
   return outcome instanceof Uint8Array ? (move(outcome) as Uint8Array) : outcome
 }

@@ -215,3 +215,59 @@ export async function settleRedirectingProxy(
       }),
   }
 }
+
+/** A proxy in front of the service; `stop` closes it. */
+export interface ServiceProxy {
+  url: string
+  stop(): Promise<void>
+}
+
+/**
+ * A proxy in front of the service that hands every JSON answer of `POST /mcp` to `tamper` before
+ * passing it on (a man in the middle, or a faulty service); everything else goes through
+ * unchanged (the JWKS included).
+ *
+ * @param tamper - changes the parsed JSON-RPC answer in place
+ */
+export async function tamperingProxy(
+  serviceUrl: string,
+  tamper: (answer: Record<string, unknown>) => Promise<void>,
+): Promise<ServiceProxy> {
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const headers: Record<string, string> = {}
+    for (const name of ['content-type', 'accept', 'mcp-protocol-version', 'mcp-session-id']) {
+      const value = req.headers[name]
+      if (typeof value === 'string') headers[name] = value
+    }
+    try {
+      const upstream = await fetch(`${serviceUrl}${req.url}`, {
+        method: req.method ?? 'GET',
+        headers,
+        ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
+      })
+      let body = await upstream.text()
+      const type = upstream.headers.get('content-type') ?? 'application/json'
+      if (req.url === '/mcp' && type.startsWith('application/json') && body) {
+        const answer = JSON.parse(body) as Record<string, unknown>
+        await tamper(answer)
+        body = JSON.stringify(answer)
+      }
+      res.writeHead(upstream.status, { 'Content-Type': type })
+      res.end(body)
+    } catch {
+      res.writeHead(502).end()
+    }
+  })
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((done) => {
+        server.close(() => done())
+        server.closeAllConnections()
+      }),
+  }
+}

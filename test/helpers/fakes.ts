@@ -10,10 +10,11 @@ import { createFacilitatorLink } from '../../src/payment/facilitator.js'
 import { createPaymentGate, type PaymentEvent } from '../../src/payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from '../../src/payment/guard.js'
 import { configuredRails } from '../../src/payment/rails.js'
-import { checkBody, readCheckReply } from '../../src/runner/check.js'
+import type { Receipts } from '../../src/receipts/index.js'
+import { checkBody, readCheckReply, readFields } from '../../src/runner/check.js'
 import { OverloadedError } from '../../src/runner/errors.js'
 import { JsonResult } from '../../src/runner/json-result.js'
-import type { Admission, ToolRunner } from '../../src/runner/runner.js'
+import type { Admission, InputSource, ToolRunner } from '../../src/runner/runner.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from '../../src/tools/types.js'
 
 // Test doubles for unit tests of our own adapters (gate, HTTP, MCP). End-to-end tests use the
@@ -71,10 +72,7 @@ export function inlineRunner(
     runs: 0,
     checks: 0,
     capacity: options.capacity ?? 100,
-    async check(
-      tool: ToolDefinition,
-      source: { body: Uint8Array; mcpRequestId?: string | number },
-    ) {
+    async check(tool: ToolDefinition, source: InputSource) {
       runner.checks++
       return readCheckReply(
         checkBody(new Map([[tool.id, tool]]), {
@@ -82,8 +80,12 @@ export function inlineRunner(
           tool: tool.id,
           body: source.body,
           ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
+          ...(source.field !== undefined ? { field: source.field } : {}),
         }),
       )
+    },
+    async fields(body: Uint8Array, names: string[]) {
+      return readFields({ kind: 'fields', body, names })
     },
     admit(): Admission {
       if (running >= runner.capacity) throw new OverloadedError(2)
@@ -138,6 +140,8 @@ export function fakeGate(
     canSettle?: () => boolean
     env?: ToolEnv
     guard?: SettlementGuard
+    /** Signs receipts and offers (the gate has none without it). */
+    receipts?: Receipts
   } = {},
 ) {
   const runner = extra.runner ?? inlineRunner()
@@ -172,6 +176,7 @@ export function fakeGate(
     timeoutMs: 1000,
     rails: fakeRails,
     client,
+    ...(extra.receipts ? { extensions: [extra.receipts.offerReceipt.extension] } : {}),
   })
   const events: PaymentEvent[] = []
   const gate = createPaymentGate({
@@ -181,6 +186,7 @@ export function fakeGate(
     payerHash: (payer) => `hash:${payer.toLowerCase()}`,
     ...(extra.canSettle ? { canSettle: extra.canSettle } : {}),
     ...(extra.env ? { env: extra.env } : {}),
+    ...(extra.receipts ? { receipts: extra.receipts } : {}),
     observer: async (e) => {
       events.push(e)
     },

@@ -6,14 +6,19 @@ import { type BridgeParts, createBridge, mirrorTool, SETTLEMENT_META_KEY } from 
 import type { Caps } from './config.js'
 import { SpendLedger } from './ledger.js'
 import type { RailId } from './rails.js'
+import { createReceiptChecker } from './receipts.js'
 import { connectRemote } from './remote.js'
 import { SPEND_TOOL } from './spend-tool.js'
 import {
+  claimsOf,
   type FakeRemote,
   fakeRemote,
   listedTool,
+  RECEIPT_KEYS,
   receipt,
   settled,
+  settledWith,
+  signReceipt,
 } from './test-support/fake-remote.js'
 import { BASE, baseOffer, SOL, solanaOffer, TEST_EVM_KEY } from './test-support/offers.js'
 import {
@@ -56,6 +61,7 @@ async function bridgeWith(
     wallet,
     ledger,
     log,
+    receipts: createReceiptChecker({ serviceUrl: 'http://127.0.0.1:1', keys: RECEIPT_KEYS }),
     ...(preferredRail ? { preferredRail } : {}),
     ...over,
   })
@@ -124,7 +130,10 @@ describe('a paid call', () => {
       { type: 'text', text: 'Paid 0.001 USDC on Base (eip155:8453), transaction 0xfeed.' },
     ])
     expect(result._meta).toEqual({
-      'x402/payment-response': receipt(payment),
+      'x402/payment-response': {
+        ...receipt(payment),
+        extensions: { 'delivery-receipt': { info: { receipt: expect.any(String) } } },
+      },
       [SETTLEMENT_META_KEY]: {
         network: BASE,
         transaction: '0xfeed',
@@ -259,9 +268,9 @@ describe('refusals before signing', () => {
     const gate = new Promise<void>((resolve) => {
       finish = resolve
     })
-    remote.paidAnswer = async (payment) => {
+    remote.paidAnswer = async (payment, name, args) => {
       await gate
-      return settled(payment)
+      return settled(payment, name, args)
     }
     const first = bridge.callTool('payload_pipeline', {})
     const second = bridge.callTool('payload_pipeline', {})
@@ -499,5 +508,103 @@ describe('a service that rate-limits this client (HTTP 429, scripted over real H
     expect(logs.at(-1)).toMatch(
       /^cannot list the service's tools: The Payload Tools service is rate-limiting this client/,
     )
+  })
+})
+
+describe('the delivery receipt of a paid result', () => {
+  /** A paid answer whose receipt or result is changed after the service signed it. */
+  const tampered = async (
+    change: (claims: Record<string, unknown>) => Record<string, unknown>,
+    options: { result?: unknown; sign?: typeof signReceipt } = {},
+  ) => {
+    remote.paidAnswer = async (payment, name, args) => {
+      const claims = claimsOf(payment, name, args, { echoed: true })
+      const jws = await (options.sign ?? signReceipt)(change(claims))
+      return settledWith(payment, options.result ?? { echoed: true }, jws)
+    }
+  }
+
+  it('accepts a receipt that matches the arguments (schema defaults applied), result and payment', async () => {
+    const { bridge } = await bridgeWith()
+    // The service applies the listed default algorithm: the receipt is of {input, algorithm}.
+    const result = await bridge.callTool('payload_hash', { input: 'abc' })
+    expect(result.isError).toBeUndefined()
+  })
+
+  it('refuses a receipt with one claim changed (bad_signature): the result is withheld, the payment counts', async () => {
+    const { bridge, ledger } = await bridgeWith()
+    remote.paidAnswer = async (payment, name, args) => {
+      const answer = await settled(payment, name, args)
+      const response = answer._meta['x402/payment-response'] as unknown as {
+        extensions: { 'delivery-receipt': { info: { receipt: string } } }
+      }
+      const info = response.extensions['delivery-receipt'].info
+      const [header, payload, signature] = info.receipt.split('.')
+      const claims = JSON.parse(Buffer.from(payload as string, 'base64url').toString())
+      const forged = Buffer.from(JSON.stringify({ ...claims, amount: '1' })).toString('base64url')
+      info.receipt = `${header}.${forged}.${signature}`
+      return answer
+    }
+    const result = await bridge.callTool('payload_hash', { input: 'abc' })
+    expect(result.isError).toBe(true)
+    expect(failure(result)).toMatchObject({
+      code: 'receipt_invalid',
+      reason: 'bad_signature',
+      transaction: '0xfeed',
+      network: BASE,
+      error:
+        'The service settled 0.001 USDC on eip155:8453 (transaction 0xfeed) for payload_hash, but ' +
+        'its delivery receipt is refused: its signature does not match its content: the result ' +
+        'is withheld. The payment counts against the spend caps; keep this receipt to dispute it.',
+    })
+    expect(JSON.stringify(result)).not.toContain('echoed')
+    expect(ledger.snapshot().session).toEqual({ [BASE]: 1000n })
+    expect(logs).toContain(
+      'paid call of payload_hash withheld (receipt_invalid): its delivery receipt is refused: its signature does not match its content',
+    )
+  })
+
+  it('refuses a result changed by one byte: receipt_mismatch on result_sha256', async () => {
+    const { bridge } = await bridgeWith()
+    await tampered((claims) => claims, { result: { echoed: false } })
+    const result = await bridge.callTool('payload_hash', { input: 'abc' })
+    expect(failure(result)).toMatchObject({
+      code: 'receipt_mismatch',
+      mismatched: ['result_sha256'],
+      receipt: expect.any(String),
+    })
+  })
+
+  it('refuses a receipt for other arguments, another tool or another payment', async () => {
+    const { bridge } = await bridgeWith()
+    await tampered((claims) => ({
+      ...claims,
+      input_sha256: '0'.repeat(64),
+      tool: 'hmac',
+      transaction: '0xother',
+      pay_to: '0xsomeoneelse',
+    }))
+    const result = await bridge.callTool('payload_hash', { input: 'abc' })
+    expect(failure(result)).toMatchObject({
+      code: 'receipt_mismatch',
+      mismatched: ['input_sha256', 'transaction', 'pay_to', 'tool'],
+    })
+  })
+
+  it('refuses a receipt signed by a key not in the JWKS: receipt_invalid unknown_key', async () => {
+    const { bridge } = await bridgeWith()
+    const { generateKeyPairSync } = await import('node:crypto')
+    const foreign = generateKeyPairSync('ed25519').privateKey
+    await tampered((claims) => claims, { sign: (claims) => signReceipt(claims, foreign, 'other') })
+    const result = await bridge.callTool('payload_hash', { input: 'abc' })
+    expect(failure(result)).toMatchObject({ code: 'receipt_invalid', reason: 'unknown_key' })
+  })
+
+  it('refuses a paid result without a receipt: receipt_missing', async () => {
+    const { bridge, ledger } = await bridgeWith()
+    remote.paidAnswer = async (payment) => settledWith(payment, { echoed: true })
+    const result = await bridge.callTool('payload_hash', { input: 'abc' })
+    expect(failure(result)).toMatchObject({ code: 'receipt_missing', transaction: '0xfeed' })
+    expect(ledger.snapshot().session).toEqual({ [BASE]: 1000n })
   })
 })

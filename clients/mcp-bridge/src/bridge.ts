@@ -13,6 +13,7 @@ import { SpendCapError, type SpendLedger } from './ledger.js'
 import type { Log } from './log.js'
 import { RAIL_LABEL, type RailId, railOf } from './rails.js'
 import { MAX_RETRY_AFTER_SECONDS, ServiceRateLimitedError } from './rate-limit.js'
+import { type ReceiptChecker, ReceiptRefused } from './receipts.js'
 import { SPEND_TOOL, spendResult, spendTool } from './spend-tool.js'
 import { formatUsdc, parseAtomic } from './usdc.js'
 import { chooseOffer, NoPayableRailError, type Wallet } from './wallet.js'
@@ -45,6 +46,8 @@ export interface BridgeParts {
   ledger: SpendLedger
   /** `PAYER_RAIL`: the rail to pay on when the service offers both. */
   preferredRail?: RailId
+  /** Checks the signed delivery receipt of every paid result. */
+  receipts: ReceiptChecker
   log: Log
   /**
    * The longest `Retry-After` (seconds) the bridge waits out once before retrying an unpaid
@@ -165,7 +168,10 @@ function message(error: unknown): string {
  * 3. its amount must equal the price `tools/list` advertised;
  * 4. the caps reserve the amount (or refuse);
  * 5. the official x402 client signs; the call is repeated with `_meta["x402/payment"]`;
- * 6. a settled result commits the reservation, anything else releases it.
+ * 6. a settled result commits the reservation, anything else releases it;
+ * 7. the result's signed delivery receipt must verify against the service's JWKS and match the
+ *    arguments sent, the result received and the payment made; otherwise the result is withheld
+ *    (`receipt_missing`, `receipt_invalid`, `receipt_mismatch`; the payment still counts).
  *
  * @example
  * const bridge = createBridge({ remote, wallet, ledger, log: stderrLog })
@@ -329,12 +335,38 @@ export function createBridge(parts: BridgeParts): Bridge {
       if (!paid.isError || receipt?.success === true) {
         ledger.commit(held)
         counted = true
+        if (!paid.isError) await checkReceipt(tool, args, paid, receipt, offer)
         return paidResult(paid, offer, receipt, log)
       }
       log(`paid call of ${name} refused by the service (${codeOf(paid)}); not counted`)
       return refusedResult(paid)
     } finally {
       if (!counted) ledger.release(held)
+    }
+  }
+
+  /** The receipt check of a settled result, as a {@link BridgeFailure} when refused. */
+  async function checkReceipt(
+    tool: Tool,
+    args: Record<string, unknown> | undefined,
+    paid: CallToolResult,
+    settlement: SettleResponse | undefined,
+    offer: PaymentRequirements,
+  ): Promise<void> {
+    try {
+      await parts.receipts.check({ tool, args, paid, settlement, offer })
+    } catch (error) {
+      if (!(error instanceof ReceiptRefused)) throw error
+      const display = `${formatUsdc(BigInt(offer.amount))} USDC`
+      const { network, transaction } = error.details as { network: string; transaction: string }
+      log(`paid call of ${tool.name} withheld (${error.code}): ${error.message}`)
+      throw new BridgeFailure(
+        error.code,
+        `The service settled ${display} on ${network} (transaction ${transaction}) for ` +
+          `${tool.name}, but ${error.message}: the result is withheld. The payment counts ` +
+          'against the spend caps; keep this receipt to dispute it.',
+        error.details,
+      )
     }
   }
 

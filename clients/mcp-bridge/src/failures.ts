@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { ReceiptFailureCode } from './receipts.js'
 
 /**
  * Result `_meta` key of the failure envelope on every `isError` result, the same key the service
@@ -7,8 +8,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 export const FAILURE_META_KEY = 'payload-tools/failure'
 
 /**
- * Codes of the calls the bridge itself refuses. In every case nothing was charged; in all but
- * `payment_outcome_unknown`, nothing was signed either, or the signed payment was never sent.
+ * Codes of the calls the bridge itself refuses. Before signing, nothing was charged; in all but
+ * `payment_outcome_unknown` and the receipt codes, nothing was signed either, or the signed
+ * payment was never sent.
  *
  * - `service_unreachable`: the service did not answer the unpaid call (or the listing);
  * - `rate_limited`: the service refused with HTTP 429 (too many unpaid requests from this client)
@@ -22,7 +24,10 @@ export const FAILURE_META_KEY = 'payload-tools/failure'
  * - `day_file_unavailable`: `MAX_USDC_PER_DAY` is set but the day file cannot be read;
  * - `signing_failed`: the x402 client could not sign (e.g. the Solana RPC is unreachable);
  * - `payment_outcome_unknown`: the paid call got no answer; the payment may have settled, and it
- *   is counted against the caps.
+ *   is counted against the caps;
+ * - `receipt_missing`, `receipt_invalid`, `receipt_mismatch`: the call was paid and settled, but
+ *   its signed delivery receipt is absent, not the service's, or for another input, result or
+ *   payment (src/receipts.ts): the result is withheld and the payment counts against the caps.
  */
 export type BridgeFailureCode =
   | 'service_unreachable'
@@ -35,6 +40,7 @@ export type BridgeFailureCode =
   | 'day_file_unavailable'
   | 'signing_failed'
   | 'payment_outcome_unknown'
+  | ReceiptFailureCode
 
 /** A call the bridge refuses, with its code and extra envelope fields (e.g. the cap). */
 export class BridgeFailure extends Error {

@@ -4,8 +4,9 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterEach, describe, expect, it } from 'vitest'
 import { createBridge } from './bridge.js'
 import { SpendLedger } from './ledger.js'
+import { createReceiptChecker } from './receipts.js'
 import { createBridgeServer } from './server.js'
-import { fakeRemote, listedTool } from './test-support/fake-remote.js'
+import { fakeRemote, listedTool, RECEIPT_KEYS } from './test-support/fake-remote.js'
 import { TEST_EVM_KEY } from './test-support/offers.js'
 import { createWallet } from './wallet.js'
 
@@ -25,7 +26,8 @@ async function connected(retryMs: number) {
   const ledger = new SpendLedger({ perCall: 10_000n, perSession: 100_000n }, undefined)
   const logs: string[] = []
   const log = (m: string) => logs.push(m)
-  const bridge = createBridge({ remote, wallet, ledger, log })
+  const receipts = createReceiptChecker({ serviceUrl: 'https://tools.example', keys: RECEIPT_KEYS })
+  const bridge = createBridge({ remote, wallet, ledger, log, receipts })
   const bridgeServer = createBridgeServer(bridge, {
     serviceUrl: 'https://tools.example',
     log,

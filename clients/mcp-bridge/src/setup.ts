@@ -4,6 +4,7 @@ import { DayFile } from './day-file.js'
 import { SpendLedger } from './ledger.js'
 import type { Log } from './log.js'
 import { RAIL_LABEL } from './rails.js'
+import { createReceiptChecker } from './receipts.js'
 import { connectRemote } from './remote.js'
 import { formatUsdc } from './usdc.js'
 import { VERSION } from './version.js'
@@ -36,6 +37,7 @@ export async function assemble(config: BridgeConfig, log: Log): Promise<Assemble
     wallet,
     ledger,
     log,
+    receipts: createReceiptChecker({ serviceUrl: config.serviceUrl }),
     ...(config.preferredRail ? { preferredRail: config.preferredRail } : {}),
   })
   return { bridge, wallet, ledger, close: () => remote.close() }

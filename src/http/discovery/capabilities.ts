@@ -9,7 +9,16 @@ import {
   X402,
 } from '../../descriptions/service-info.js'
 import type { Rail } from '../../payment/rails.js'
+import {
+  DELIVERY_RECEIPT,
+  DELIVERY_RECEIPT_TYPE,
+  deliveryClaimsSchema,
+  didDocumentPath,
+  JWKS_PATH,
+  OFFER_RECEIPT,
+} from '../../receipts/index.js'
 import type { ToolDefinition } from '../../tools/types.js'
+import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
 
 const price = z.object({
   atomic: z.string().describe('Atomic USDC units (6 decimals), the `amount` of every rail.'),
@@ -56,6 +65,26 @@ export const capabilitiesSchema = z
         )
         .describe('Rails the facilitator settles right now; empty while it is unavailable.'),
     }),
+    receipts: z
+      .object({
+        delivery: z.object({
+          extension: z
+            .literal(DELIVERY_RECEIPT)
+            .describe('Key in the SettleResponse `extensions`; the JWS is in `info.receipt`.'),
+          format: z.literal('jws').describe('Compact JWS (RFC 7515).'),
+          alg: z.literal('EdDSA'),
+          typ: z.literal(DELIVERY_RECEIPT_TYPE),
+          claims: z.array(z.string()).describe('The claims of every delivery receipt.'),
+        }),
+        offer_receipt: z.object({
+          extension: z.literal(OFFER_RECEIPT).describe('The official x402 extension.'),
+          format: z.literal('jws'),
+        }),
+        jwks: z.string().describe('URL of the JWK Set of the signing keys, current and retired.'),
+        did_document: z.string().describe('URL of the did:web document (offer-receipt kids).'),
+        verify: z.string().describe('URL of the free verification (POST).'),
+      })
+      .describe('Signed receipts of every paid call (docs/receipts.md).'),
     limits: z.object({
       max_body_bytes: z.number().int().describe('Largest accepted request body, in bytes.'),
     }),
@@ -172,6 +201,19 @@ export function buildCapabilities(
       },
       rails: liveRails.map(({ network, asset, payTo }) => ({ network, asset, payTo })),
     },
+    receipts: {
+      delivery: {
+        extension: DELIVERY_RECEIPT,
+        format: 'jws',
+        alg: 'EdDSA',
+        typ: DELIVERY_RECEIPT_TYPE,
+        claims: Object.keys(deliveryClaimsSchema.shape),
+      },
+      offer_receipt: { extension: OFFER_RECEIPT, format: 'jws' },
+      jwks: `${base}${JWKS_PATH}`,
+      did_document: `${base}${didDocumentPath(base)}`,
+      verify: `${base}${RECEIPTS_VERIFY_PATH}`,
+    },
     limits: { max_body_bytes: options.maxBodyBytes },
     tools,
     links: {
@@ -181,6 +223,8 @@ export function buildCapabilities(
       health: `${base}/health`,
       stats: `${base}/stats`,
       mcp: `${base}${MCP_PATH}`,
+      receipt_keys: `${base}${JWKS_PATH}`,
+      receipts_verify: `${base}${RECEIPTS_VERIFY_PATH}`,
     },
   })
 }

@@ -1,4 +1,11 @@
 import { MCP_BRIDGE, MCP_PATH, X402 } from '../../descriptions/service-info.js'
+import {
+  DELIVERY_RECEIPT,
+  didDocumentPath,
+  JWKS_PATH,
+  OFFER_RECEIPT,
+} from '../../receipts/index.js'
+import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
 
 /**
  * The steps of a paid HTTP call (SPEC 5), as Markdown list items without markers: shared by
@@ -22,7 +29,8 @@ export function httpPaymentSteps(): string[] {
       `with the \`${X402.signatureHeader}\` header (Base64 of the PaymentPayload JSON).`,
     'The facilitator verifies the payment, the tool runs, the payment settles, and the answer is ' +
       `\`200 {ok: true, result}\` with a \`${X402.responseHeader}\` header (Base64 SettleResponse: ` +
-      'transaction, network, payer). A tool error answers 400 and is never settled.',
+      `transaction, network, payer, and in \`extensions["${DELIVERY_RECEIPT}"]\` the signed delivery ` +
+      'receipt, see Receipts). A tool error answers 400 and is never settled.',
     'If the facilitator is unavailable the call fails closed with `503 facilitator_unavailable`: ' +
       'nothing runs and nothing is charged. Retry after the `Retry-After` seconds. A `503 ' +
       'overloaded` (every tool worker busy) also comes before the payment is verified: retry the ' +
@@ -52,7 +60,38 @@ export function mcpPaymentSteps(base: string): string[] {
       'PaymentRequired (the same rails and prices as over HTTP).',
     'Sign one of its `accepts` and call the tool again with the PaymentPayload in ' +
       `\`params._meta["${X402.mcpPaymentMeta}"]\`. The result is \`{ok: true, result}\`, with the ` +
-      `SettleResponse in \`_meta["${X402.mcpResponseMeta}"]\`.`,
+      `SettleResponse in \`_meta["${X402.mcpResponseMeta}"]\` (the signed delivery receipt in its ` +
+      `\`extensions["${DELIVERY_RECEIPT}"]\`).`,
+  ]
+}
+
+/**
+ * What a paid call's receipts are and how to check them, as Markdown list items without markers:
+ * shared by llms.txt and the OpenAPI description (docs/receipts.md has the recipe).
+ *
+ * @param base - public base URL, without trailing slash
+ */
+export function receiptSteps(base: string): string[] {
+  return [
+    `Every paid \`200\` (HTTP and MCP, idempotent replays included) carries a delivery receipt in ` +
+      `the SettleResponse: \`extensions["${DELIVERY_RECEIPT}"].info.receipt\`, a compact JWS signed ` +
+      'by the service (`alg` EdDSA over Ed25519, `kid` in its header, `typ` ' +
+      '`delivery-receipt+jwt`). Its claims: `iss` (the service), `iat` (the time of the call, the ' +
+      'clock a tool reads), `resource`, `tool`, `input_sha256` and `result_sha256` (lower-case hex ' +
+      'SHA-256 of the RFC 8785 canonical JSON of the input with the schema defaults applied, and of ' +
+      'the `result`), `network`, `asset`, `amount` (atomic), `pay_to` and `transaction`. It holds no ' +
+      'input, no result and no payer address.',
+    `Verify it offline with any JOSE library against \`${base}${JWKS_PATH}\` (the current and ` +
+      'retired keys, `kid` = RFC 7638 thumbprint), then compare its digests with your own of the ' +
+      'input and the result.',
+    `Or for free: \`POST ${base}${RECEIPTS_VERIFY_PATH}\` with \`{"receipt": …, "input": …, ` +
+      '"result": …}` (input and result optional) answers whether the signature is ours, whether ' +
+      'the digests match and, given the input, whether running the tool again gives the result.',
+    `The official x402 \`${OFFER_RECEIPT}\` extension is served too: signed offers in every 402's ` +
+      `\`extensions["${OFFER_RECEIPT}"].info.offers\` and, after a settlement, a signed receipt ` +
+      `(network, resourceUrl, payer, issuedAt, transaction) in the SettleResponse's ` +
+      `\`extensions["${OFFER_RECEIPT}"].info.receipt\`; their \`kid\` is a did:web key URL resolved ` +
+      `through \`${base}${didDocumentPath(base)}\`.`,
   ]
 }
 

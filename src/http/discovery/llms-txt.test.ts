@@ -35,6 +35,7 @@ describe('llms.txt', () => {
       '## Tools',
       '## Paying over HTTP (x402 v2)',
       '## Paying over MCP',
+      '## Receipts: proof of delivery',
       '## MCP clients that cannot pay: the stdio bridge',
       '## Limits',
       '## Error codes',
@@ -42,6 +43,23 @@ describe('llms.txt', () => {
       '## Optional',
     ])
     expect(lines.filter((l) => l.startsWith('# '))).toHaveLength(1)
+  })
+
+  it('describes the delivery receipt, its claims, the JWKS and the free verification', () => {
+    const section = text.slice(
+      text.indexOf('## Receipts: proof of delivery'),
+      text.indexOf('## MCP clients that cannot pay'),
+    )
+    for (const claim of ['iss', 'iat', 'resource', 'tool', 'input_sha256', 'result_sha256']) {
+      expect(section).toContain(`\`${claim}\``)
+    }
+    for (const claim of ['network', 'asset', 'amount', 'pay_to', 'transaction']) {
+      expect(section).toContain(`\`${claim}\``)
+    }
+    expect(section).toContain('extensions["delivery-receipt"].info.receipt')
+    expect(section).toContain(`${BASE}/.well-known/jwks.json`)
+    expect(section).toContain(`POST ${BASE}/receipts/verify`)
+    expect(section).toContain(`${BASE}/.well-known/did.json`)
   })
 
   it('lists every tool with its price, MCP name and first example body', () => {

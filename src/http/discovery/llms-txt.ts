@@ -2,9 +2,11 @@ import type { ErrorCodeDoc } from '../../descriptions/error-codes.js'
 import { toolExample } from '../../descriptions/examples.js'
 import { LIMITS_DOC, type LimitDoc, limitLines } from '../../descriptions/limits.js'
 import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from '../../descriptions/service-info.js'
+import { JWKS_PATH } from '../../receipts/index.js'
 import { formatBytes } from '../../tools/limits.js'
 import type { ToolDefinition } from '../../tools/types.js'
-import { httpPaymentSteps, mcpBridgeSteps, mcpPaymentSteps } from './guidance.js'
+import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
+import { httpPaymentSteps, mcpBridgeSteps, mcpPaymentSteps, receiptSteps } from './guidance.js'
 
 /** Options of {@link buildLlmsTxt}. */
 export interface LlmsTxtOptions {
@@ -95,6 +97,10 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     '',
     ...mcpPaymentSteps(base).map((step, i) => `${i + 1}. ${step}`),
     '',
+    '## Receipts: proof of delivery',
+    '',
+    ...receiptSteps(base).map((step) => `- ${step}`),
+    '',
     '## MCP clients that cannot pay: the stdio bridge',
     '',
     ...mcpBridgeSteps(base).map((step) => `- ${step}`),
@@ -122,6 +128,8 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     `- [MCP endpoint](${base}${MCP_PATH}): Streamable HTTP`,
     `- [Statistics](${base}/stats): aggregate paid usage; 24-hour and 7-day windows exact to the UTC hour`,
     `- [Health](${base}/health)`,
+    `- [Receipt keys](${base}${JWKS_PATH}): JWKS of the receipt signing keys, current and retired`,
+    `- [Receipt verification](${base}${RECEIPTS_VERIFY_PATH}): POST a receipt, and optionally the input and result`,
     '',
     '## Optional',
     '',

@@ -50,6 +50,8 @@ const SPEC_PAID = {
 } as const
 
 const FREE = [
+  '/.well-known/jwks.json',
+  '/.well-known/did.json',
   '/',
   '/stats',
   '/health',
@@ -164,7 +166,41 @@ describe('OpenAPI document', () => {
   it('marks every free operation with security: []', () => {
     for (const path of FREE) expect(at('paths', path, 'get', 'security'), path).toEqual([])
     expect(at('paths', '/mcp', 'post', 'security')).toEqual([])
-    expect(keysAt('paths').sort()).toEqual([...Object.keys(SPEC_PAID), ...FREE, '/mcp'].sort())
+    expect(at('paths', '/receipts/verify', 'post', 'security')).toEqual([])
+    expect(keysAt('paths').sort()).toEqual(
+      [...Object.keys(SPEC_PAID), ...FREE, '/mcp', '/receipts/verify'].sort(),
+    )
+  })
+
+  it('documents the receipt: its claims, where it travels, the keys and its verification', () => {
+    expect(keysAt('components', 'schemas', 'DeliveryReceiptClaims', 'properties')).toEqual([
+      'iss',
+      'iat',
+      'resource',
+      'tool',
+      'input_sha256',
+      'result_sha256',
+      'network',
+      'asset',
+      'amount',
+      'pay_to',
+      'transaction',
+    ])
+    expect(at('components', 'headers', 'PaymentResponse', 'description')).toContain(
+      '`delivery-receipt` (`info.receipt`',
+    )
+    expect(at('paths', '/receipts/verify', 'post', 'requestBody', 'content')).toMatchObject({
+      'application/json': { schema: { $ref: '#/components/schemas/ReceiptVerifyRequest' } },
+    })
+    expect(keysAt('components', 'schemas', 'ReceiptVerifyRequest', 'properties')).toEqual([
+      'receipt',
+      'input',
+      'result',
+    ])
+    expect(keysAt('paths', '/.well-known/jwks.json', 'get', 'responses', '200', 'content')).toEqual(
+      ['application/jwk-set+json'],
+    )
+    expect((doc.info as { description: string }).description).toContain('## Receipts')
   })
 
   it('documents / as HTML and /mcp as JSON-RPC over POST', () => {

@@ -12,10 +12,18 @@ import {
   X402,
 } from '../../descriptions/service-info.js'
 import type { Rail } from '../../payment/rails.js'
+import {
+  DELIVERY_RECEIPT,
+  deliveryClaimsSchema,
+  didDocumentPath,
+  JWKS_PATH,
+  OFFER_RECEIPT,
+} from '../../receipts/index.js'
 import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
 import { healthSchema } from '../health.js'
+import { RECEIPTS_VERIFY_PATH, verifyAnswerJsonSchema, verifyRequestSchema } from '../receipts.js'
 import { capabilitiesSchema } from './capabilities.js'
-import { httpPaymentSteps, mcpPaymentSteps, shortGuidance } from './guidance.js'
+import { httpPaymentSteps, mcpPaymentSteps, receiptSteps, shortGuidance } from './guidance.js'
 import { statsSchema } from './stats-schema.js'
 import { wellKnownSchema } from './well-known.js'
 
@@ -131,7 +139,9 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
     PaymentResponse: {
       description:
         'Base64 of the facilitator SettleResponse JSON: `success`, `transaction`, `network`, ' +
-        '`payer`.',
+        `\`payer\`, and \`extensions\`: \`${DELIVERY_RECEIPT}\` (\`info.receipt\`: the signed ` +
+        'delivery receipt, a compact JWS of `DeliveryReceiptClaims`) and, when the call settled ' +
+        `now, \`${OFFER_RECEIPT}\` (\`info.receipt\`: the official x402 offer-receipt receipt).`,
       schema: { type: 'string', contentEncoding: 'base64' },
     },
     RetryAfter: {
@@ -272,7 +282,8 @@ function paidOperation(tool: ToolDefinition, rails: readonly Rail[]) {
       responses: {
         '200': {
           description:
-            `Paid and settled: \`{ok: true, result}\` with the ${X402.responseHeader} receipt. ` +
+            `Paid and settled: \`{ok: true, result}\` with the ${X402.responseHeader} settlement and ` +
+            'its signed delivery receipt (see Receipts). ' +
             'Also the answer to a retry of a settled call (same payment or `payment-identifier` ' +
             `id, same input, within 120 s): the result and the original ${X402.responseHeader} ` +
             '(without `payer`), charged once.',
@@ -316,6 +327,71 @@ function freeGet(
           ? {}
           : { '429': { $ref: '#/components/responses/RateLimited' } }),
         ...extraResponses,
+      },
+    },
+  }
+}
+
+/** The free receipt endpoints: the keys, the DID document, the verification. */
+function receiptPaths(base: string) {
+  return {
+    [JWKS_PATH]: freeGet(
+      'receipt_keys',
+      'Receipt keys (JWKS)',
+      'The public keys that sign the delivery receipts and the offer-receipt offers and receipts: ' +
+        'a JWK Set (RFC 7517) of Ed25519 `OKP` keys, `kid` = RFC 7638 thumbprint, the current key ' +
+        'first, then the retired ones, so that a receipt signed before a key rotation keeps ' +
+        'verifying. Cacheable for 5 minutes.',
+      'receipts',
+      { 'application/jwk-set+json': { schema: ref('Jwks') } },
+    ),
+    [didDocumentPath(base)]: freeGet(
+      'did_document',
+      'DID document (did:web)',
+      'The same keys as JsonWebKey2020 verification methods of the did:web DID of this service: ' +
+        `the \`kid\` of an \`${OFFER_RECEIPT}\` offer or receipt is \`<DID>#<thumbprint>\` and resolves here.`,
+      'receipts',
+      { 'application/did+json': { schema: { type: 'object' } } },
+    ),
+    [RECEIPTS_VERIFY_PATH]: {
+      post: {
+        operationId: 'verify_receipt',
+        summary: 'Verify a delivery receipt',
+        description:
+          'Checks a delivery receipt: the signature (a key of the JWKS, current or retired) and ' +
+          'the claims; then, when given, the digests of the input (checked against the tool schema, ' +
+          'defaults applied) and of the result; and, only when the signature is ours and the input ' +
+          "matches, runs the tool again at the receipt's `iat` on a worker and compares the " +
+          'result. Always 200 with the verdict once the request is readable. Free; rate-limited ' +
+          'like every request without a payment; the body limit of the tools applies. One ' +
+          'recomputation at a time per instance: another answers 503 `overloaded`.',
+        tags: ['receipts'],
+        security: [],
+        requestBody: {
+          required: true,
+          content: json(ref('ReceiptVerifyRequest'), {
+            example: { receipt: 'eyJhbGciOiJFZERTQSIs…', input: { input: 'abc' } },
+          }),
+        },
+        responses: {
+          '200': {
+            description: 'The verdict: `valid`, the first failure `reason`, and every check.',
+            content: json(ref('ReceiptVerification')),
+          },
+          '400': {
+            description:
+              'The body is not JSON (`invalid_json`) or not `{receipt, input?, result?}` (`invalid_request`).',
+            content: json(ref('Failure')),
+          },
+          '413': { $ref: '#/components/responses/PayloadTooLarge' },
+          '429': { $ref: '#/components/responses/RateLimited' },
+          '503': {
+            description:
+              'Another recomputation is running (`overloaded`); retry after `Retry-After`.',
+            headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+            content: json(ref('Failure')),
+          },
+        },
       },
     },
   }
@@ -468,6 +544,35 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
   component(schemas, 'Health', healthSchema)
   component(schemas, 'Capabilities', capabilitiesSchema)
   component(schemas, 'WellKnownX402', wellKnownSchema)
+  component(schemas, 'DeliveryReceiptClaims', deliveryClaimsSchema)
+  component(schemas, 'ReceiptVerifyRequest', verifyRequestSchema, 'input')
+  schemas.ReceiptVerification = {
+    ...verifyAnswerJsonSchema,
+    description: 'The verdict of POST /receipts/verify.',
+    properties: { ...verifyAnswerJsonSchema.properties, claims: ref('DeliveryReceiptClaims') },
+  }
+  schemas.Jwks = {
+    type: 'object',
+    description: 'JWK Set (RFC 7517) of the receipt keys.',
+    properties: {
+      keys: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            kty: { const: 'OKP' },
+            crv: { const: 'Ed25519' },
+            x: { type: 'string', description: 'The public key, base64url (RFC 8037).' },
+            kid: { type: 'string', description: 'RFC 7638 thumbprint of the key.' },
+            alg: { const: 'EdDSA' },
+            use: { const: 'sig' },
+          },
+          required: ['kty', 'crv', 'x', 'kid', 'alg', 'use'],
+        },
+      },
+    },
+    required: ['keys'],
+  }
   schemas.JsonRpcRequest = {
     type: 'object',
     description: 'A JSON-RPC 2.0 request or notification (MCP).',
@@ -494,7 +599,7 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
     },
     required: ['jsonrpc'],
   }
-  Object.assign(paths, freePaths(base, options.tools.length))
+  Object.assign(paths, freePaths(base, options.tools.length), receiptPaths(base))
 
   const steps = (list: string[]) => list.map((step, i) => `${i + 1}. ${step}`).join('\n')
   return {
@@ -508,6 +613,9 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
         'of the input. Payload contents and raw payer addresses are not stored.\n\n' +
         `## Paying over HTTP\n\n${steps(httpPaymentSteps())}\n\n` +
         `## Paying over MCP\n\n${steps(mcpPaymentSteps(base))}\n\n` +
+        `## Receipts\n\n${receiptSteps(base)
+          .map((line) => `- ${line}`)
+          .join('\n')}\n\n` +
         `## Limits\n\n${limitLines(options.limits)
           .map((line) => `- ${line}`)
           .join('\n')}\n- Per tool: the limits in each operation's description.\n\n` +
@@ -526,6 +634,10 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
       { name: 'discovery', description: 'Free: health, capabilities and discovery documents.' },
       { name: 'telemetry', description: 'Free: aggregate paid-usage statistics.' },
       { name: 'mcp', description: 'The same tools over the Model Context Protocol.' },
+      {
+        name: 'receipts',
+        description: 'Free: the receipt keys and the verification of delivery receipts.',
+      },
     ],
     security: [{ x402: [] }],
     paths,

@@ -1,6 +1,8 @@
 import { toolExample } from '../../descriptions/examples.js'
 import { bridgeLaunch, MCP_BRIDGE, MCP_PATH, X402 } from '../../descriptions/service-info.js'
+import { DELIVERY_RECEIPT, DELIVERY_RECEIPT_TYPE, JWKS_PATH } from '../../receipts/index.js'
 import type { ToolDefinition } from '../../tools/types.js'
+import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
 
 /** One quick-start step: a heading, a sentence, and a code block (plain text, unescaped). */
 export interface QuickStartStep {
@@ -20,7 +22,7 @@ function shellQuote(text: string): string {
 
 /**
  * The quick start of the landing page: an unpaid curl call that shows the 402, a paid call with
- * the official `@x402/fetch` client, the MCP endpoint, all for the first catalogue tool and its
+ * the official `@x402/fetch` client, the check of its signed receipt, the MCP endpoint, all for the first catalogue tool and its
  * canonical example body, and the paying stdio bridge for MCP clients that cannot sign x402.
  *
  * @param base - public base URL, without trailing slash
@@ -72,6 +74,26 @@ export function quickStartSteps(base: string, tools: readonly ToolDefinition[]):
         `  body: JSON.stringify(${body}),`,
         '})',
         'const { ok, result } = await res.json() // ok: true, result: { … }',
+      ].join('\n'),
+    },
+    {
+      id: 'receipt',
+      title: 'Check the signed receipt',
+      text:
+        'Every paid answer carries a delivery receipt: a JWS signed by the service that binds the ' +
+        'SHA-256 of your input and of the result to the payment. Verify it offline with jose ' +
+        `against \`${JWKS_PATH}\`, or for free with \`POST ${RECEIPTS_VERIFY_PATH}\`.`,
+      language: 'typescript',
+      code: [
+        `import { decodePaymentResponseHeader } from '@x402/core/http'`,
+        `import { createRemoteJWKSet, jwtVerify } from 'jose'`,
+        '',
+        `const settlement = decodePaymentResponseHeader(res.headers.get('${X402.responseHeader}'))`,
+        `const receipt = settlement.extensions['${DELIVERY_RECEIPT}'].info.receipt`,
+        `const keys = createRemoteJWKSet(new URL('${base}${JWKS_PATH}'))`,
+        `const { payload } = await jwtVerify(receipt, keys, { typ: '${DELIVERY_RECEIPT_TYPE}' })`,
+        '// payload.input_sha256, payload.result_sha256: SHA-256 of the RFC 8785 JSON',
+        '// of the input (defaults applied) and of the result; tool, amount, transaction…',
       ].join('\n'),
     },
     {

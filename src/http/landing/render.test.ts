@@ -202,6 +202,11 @@ describe('renderLanding', () => {
     expect(page).toContain(
       'After publication: <code>&quot;command&quot;: &quot;npx&quot;, &quot;args&quot;: [&quot;-y&quot;, &quot;payload-tools-mcp&quot;]</code>.',
     )
+    expect(page).toContain('<li id="quick-start-receipt">')
+    expect(page).toContain(
+      'createRemoteJWKSet(new URL(&#39;https://tools.example/.well-known/jwks.json&#39;))',
+    )
+    expect(page).toContain('<a href="/.well-known/jwks.json">')
     expect(page).toContain('&quot;PAYLOAD_TOOLS_URL&quot;: &quot;https://tools.example&quot;')
     for (const href of ['/openapi.json', '/llms.txt', '/.well-known/x402', '/mcp']) {
       expect(page).toContain(`<a href="${href}">`)

@@ -98,7 +98,7 @@ function hero(model: LandingModel): Html {
 <ol class="flow">
 <li><strong>Ask.</strong> <code>POST ${example}</code> without payment answers <code>402</code>, the price in its <code>PAYMENT-REQUIRED</code> header.</li>
 <li><strong>Sign.</strong> Your x402 client signs a USDC payment on Base or Solana. Nothing moves yet.</li>
-<li><strong>Retry.</strong> The same request with <code>PAYMENT-SIGNATURE</code> answers <code>200</code> with the result; the payment settles and the receipt comes back in <code>PAYMENT-RESPONSE</code>.</li>
+<li><strong>Retry.</strong> The same request with <code>PAYMENT-SIGNATURE</code> answers <code>200</code> with the result; the payment settles and a signed receipt binding the result to the payment comes back in <code>PAYMENT-RESPONSE</code>.</li>
 </ol>
 </div>
 </section>`
@@ -235,6 +235,11 @@ function apiLinks(): Html {
     [MCP_PATH, 'MCP endpoint', 'Streamable HTTP: tools/list is free, tools/call is paid.'],
     ['/stats', 'Statistics', 'The figures above as JSON.'],
     ['/capabilities', 'Capabilities', 'Rails live right now, limits and tools.'],
+    [
+      '/.well-known/jwks.json',
+      'Receipt keys',
+      'The keys that sign every delivery receipt; POST /receipts/verify checks one for free.',
+    ],
   ]
   return html`<section id="api" aria-labelledby="api-title">
 <div class="section-head"><h2 id="api-title">API and discovery</h2></div>
