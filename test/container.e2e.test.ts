@@ -1,6 +1,10 @@
+import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { decodePaymentResponseHeader } from '@x402/core/http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -9,6 +13,7 @@ import { type DevStack, startDevStack } from '../src/devnet/stack.js'
 import { paidFetch } from './helpers/clients.js'
 import { json } from './helpers/json.js'
 import {
+  buildComposeStandIns,
   buildImage,
   imageSize,
   PODMAN_LIMITS,
@@ -56,6 +61,7 @@ let stack: DevStack
 let proxy: FacilitatorProxy
 let port: number
 let base: string
+let baseImage: string
 const figures: string[] = []
 
 beforeAll(async () => {
@@ -66,7 +72,7 @@ beforeAll(async () => {
   const stackReady = startDevStack({ payers: 2 })
   try {
     let from = performance.now()
-    const baseImage = await standInBase()
+    baseImage = await standInBase()
     figures.push(`stand-in base ${baseImage}: ${seconds(from)} s`)
     from = performance.now()
     await buildImage(baseImage, IMAGE)
@@ -150,11 +156,16 @@ async function logLines(name: string): Promise<Array<Record<string, unknown>>> {
  */
 interface FacilitatorProxy {
   url: string
+  port: number
   /** Holds the next /settle; `arrived` resolves when it comes, `release` lets it through. */
   holdNextSettle(): { arrived: Promise<void>; release: () => void }
   close(): Promise<void>
 }
 
+/**
+ * Listens on every interface: containers on the host network reach it on 127.0.0.1, those on a
+ * compose network through host.containers.internal.
+ */
 async function facilitatorProxy(target: string): Promise<FacilitatorProxy> {
   let hold: { arrive: () => void; released: Promise<void> } | undefined
   const server: Server = createServer(async (req, res) => {
@@ -176,9 +187,11 @@ async function facilitatorProxy(target: string): Promise<FacilitatorProxy> {
     })
     res.end(Buffer.from(await upstream.arrayBuffer()))
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve))
+  const port = (server.address() as AddressInfo).port
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${port}`,
+    port,
     holdNextSettle() {
       let arrive = () => {}
       let release = () => {}
@@ -206,10 +219,10 @@ function hashResult(input: string) {
 }
 
 /** One paid `/hash` on `rail` with the official client; asserts the 200 and the exact charge. */
-async function paidHash(rail: Rail, payer: number, input: string): Promise<void> {
+async function paidHash(rail: Rail, payer: number, input: string, url = base): Promise<void> {
   const before = await payToBalance(stack, rail)
   const pay = await paidFetch(payerKeys(stack, rail, payer), rail)
-  const res = await pay(`${base}/hash`, { method: 'POST', body: JSON.stringify({ input }) })
+  const res = await pay(`${url}/hash`, { method: 'POST', body: JSON.stringify({ input }) })
   expect(res.status).toBe(200)
   expect(await json(res)).toEqual({ ok: true, result: hashResult(input) })
   const receipt = decodePaymentResponseHeader(res.headers.get('PAYMENT-RESPONSE') ?? '')
@@ -386,5 +399,167 @@ describe.skipIf(unavailable)('the container image (podman)', () => {
         msg: 'FACILITATOR_URL is not set: every paid call answers 503 (fail-closed)',
       }),
     )
+  })
+})
+
+const noCompose =
+  unavailable ??
+  (existsSync('/usr/bin/podman-compose') ? undefined : 'apt-get install podman-compose')
+if (noCompose && !unavailable) console.warn(`compose cluster test skipped: ${noCompose}`)
+
+// deploy/compose.yaml, run for real with Debian's podman-compose: the image built above, three
+// instances behind nginx on PostgreSQL and Redis. The official nginx, postgres and redis images
+// cannot be pulled here; local stand-ins take their place (test/fixtures/compose-stand-ins).
+describe.skipIf(noCompose)('deploy/compose.yaml (podman-compose)', () => {
+  const project = `payload-tools-e2e-${process.pid}`
+  let dir: string
+  let front: string
+
+  /** Runs podman-compose on the copy of deploy/ in `dir`, with podman set up as above. */
+  const compose = (args: string[], timeoutMs = 300_000) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        'podman-compose',
+        ['-p', project, '-f', 'compose.yaml', ...args],
+        {
+          cwd: dir,
+          timeout: timeoutMs,
+          maxBuffer: 64 * 1024 * 1024,
+          // runc and the ulimits for every podman command podman-compose runs.
+          env: { PATH: process.env.PATH, CONTAINERS_CONF: join(dir, 'containers.conf') },
+        },
+        (error, stdout, stderr) =>
+          resolve({
+            code: error ? (typeof error.code === 'number' ? error.code : -1) : 0,
+            stdout,
+            stderr,
+          }),
+      )
+    })
+  const instance = (name: string) => `${project}_${name}_1`
+  /** GET `path` of one instance, asked inside its container (instances are not published). */
+  const instanceJson = async (name: string, path: string) =>
+    JSON.parse(
+      await podmanOk([
+        'exec',
+        instance(name),
+        'node',
+        '-e',
+        `fetch('http://127.0.0.1:8402${path}').then((r) => r.text()).then(console.log)`,
+      ]),
+    )
+
+  beforeAll(async () => {
+    const from = performance.now()
+    const standIns = await buildComposeStandIns(baseImage)
+    dir = mkdtempSync(join(tmpdir(), 'payload-compose-'))
+    for (const file of ['compose.yaml', 'nginx.conf', 'nginx-entrypoint.sh']) {
+      copyFileSync(new URL(`../deploy/${file}`, import.meta.url), join(dir, file))
+    }
+    writeFileSync(
+      join(dir, 'containers.conf'),
+      '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n',
+    )
+    const frontPort = await freePort()
+    front = `http://127.0.0.1:${frontPort}`
+    // deploy/.env as an operator writes it (env.example).
+    const env: Record<string, string> = {
+      POSTGRES_PASSWORD: 'compose-e2e-password',
+      TELEMETRY_SALT: 'compose-e2e-salt-0123456789',
+      PUBLIC_BASE_URL: front,
+      FRONT_PORT: String(frontPort),
+      ...stack.serviceEnv,
+      FACILITATOR_URL: `http://host.containers.internal:${proxy.port}`,
+      TOOL_WORKERS: '1',
+      PAYLOAD_TOOLS_IMAGE: IMAGE,
+      NGINX_IMAGE: standIns.nginx,
+      POSTGRES_IMAGE: standIns.postgres,
+      REDIS_IMAGE: standIns.redis,
+    }
+    writeFileSync(
+      join(dir, '.env'),
+      Object.entries(env)
+        .map(([key, value]) => `${key}=${value}`)
+        .join('\n'),
+    )
+    const up = await compose(['up', '-d'])
+    expect(up.code, up.stderr.slice(-3000)).toBe(0)
+    // podman-compose starts the services in order without waiting for health (docker compose
+    // waits); an instance that starts before PostgreSQL exits and is restarted (unless-stopped).
+    const deadline = Date.now() + 180_000
+    for (;;) {
+      const res = await fetch(`${front}/health`).catch(() => undefined)
+      if (res?.status === 200 && (await json(res)).checks.facilitator.status === 'ok') break
+      if (Date.now() > deadline) {
+        const logs = await Promise.all(['app1', 'nginx'].map((n) => podman(['logs', instance(n)])))
+        throw new Error(
+          `the front never answered:\n${logs.map((l) => l.stdout + l.stderr).join('\n')}`,
+        )
+      }
+      await sleep(500)
+    }
+    figures.push(
+      `compose cluster up (stand-ins built, 6 containers healthy): ${((performance.now() - from) / 1000).toFixed(1)} s`,
+    )
+  }, 30 * 60_000)
+
+  afterAll(async () => {
+    if (!dir) return
+    // The instances' anonymous /app/data volumes, which podman-compose 1.0.3's `down -v` leaves.
+    const volumes: string[] = []
+    for (const name of ['app1', 'app2', 'app3']) {
+      const mounts = await podman([
+        'inspect',
+        '--format',
+        '{{range .Mounts}}{{.Name}} {{end}}',
+        instance(name),
+      ])
+      volumes.push(...mounts.stdout.split(' ').filter((v) => /^[0-9a-f]{64}$/.test(v)))
+    }
+    await compose(['down', '-v'], 180_000)
+    await podman(['network', 'rm', `${project}_default`])
+    if (volumes.length > 0) await podman(['volume', 'rm', ...volumes])
+    rmSync(dir, { recursive: true, force: true })
+  }, 300_000)
+
+  it('starts every service healthy: instances on PostgreSQL and Redis, nginx in front', async () => {
+    for (const name of ['app1', 'app2', 'app3', 'nginx', 'postgres', 'redis']) {
+      const check = await podman(['healthcheck', 'run', instance(name)])
+      expect(check.code, name).toBe(0)
+    }
+    for (const name of ['app1', 'app2', 'app3']) {
+      const health = await instanceJson(name, '/health')
+      expect(health.checks, name).toMatchObject({
+        facilitator: { status: 'ok' },
+        telemetry: { status: 'ok', backend: 'postgres', salt: 'configured' },
+        redis: { status: 'ok' },
+      })
+    }
+  })
+
+  it('takes a paid call on each rail through nginx, counted once in the shared /stats', async () => {
+    await paidHash('evm', 1, 'compose on Base', front)
+    await paidHash('solana', 1, 'compose on Solana', front)
+    const paid = Date.now()
+    // Each instance, asked directly, counts both from the one PostgreSQL (a fresh database), once
+    // its cached figures (2 s) are newer than the calls.
+    for (const name of ['app1', 'app2', 'app3']) {
+      let stats = await instanceJson(name, '/stats')
+      while (Date.parse(stats.generated_at) <= paid) {
+        await sleep(500)
+        stats = await instanceJson(name, '/stats')
+      }
+      expect(stats.successful_paid_calls, name).toBe(2)
+    }
+    // The duplicate-settlement guard's records of the two payments are in the shared Redis.
+    const keys = await podmanOk([
+      'exec',
+      instance('redis'),
+      'redis-cli',
+      '--scan',
+      '--pattern',
+      'payload-tools:guard:*',
+    ])
+    expect(keys.trim().split('\n')).toHaveLength(2)
   })
 })

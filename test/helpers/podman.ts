@@ -129,3 +129,42 @@ export async function buildImage(base: string, tag: string): Promise<void> {
 export async function imageSize(image: string): Promise<number> {
   return Number((await podmanOk(['image', 'inspect', '--format', '{{.Size}}', image])).trim())
 }
+
+/** Images standing in for the official ones deploy/compose.yaml names, by service. */
+export interface ComposeStandIns {
+  nginx: string
+  postgres: string
+  redis: string
+}
+
+/**
+ * Builds test/fixtures/compose-stand-ins on `base`: Debian's nginx, PostgreSQL 15 and Redis with
+ * the part of the official images' contract compose.yaml relies on. Cached like any build.
+ *
+ * @returns the image names, `localhost/payload-tools-stand-in-<service>:e2e`
+ */
+export async function buildComposeStandIns(base: string): Promise<ComposeStandIns> {
+  const images = {} as ComposeStandIns
+  for (const service of ['nginx', 'postgres', 'redis'] as const) {
+    images[service] = `localhost/payload-tools-stand-in-${service}:e2e`
+    await podmanOk(
+      [
+        'build',
+        ...PODMAN_LIMITS,
+        '--network',
+        'host',
+        '--format',
+        'docker',
+        '--build-arg',
+        `BASE=${base}`,
+        '--target',
+        service,
+        '--tag',
+        images[service],
+        'test/fixtures/compose-stand-ins',
+      ],
+      20 * 60_000,
+    )
+  }
+  return images
+}
