@@ -28,20 +28,22 @@ WORKDIR /app
 # install script, better-sqlite3, is then built explicitly: its prebuilt binary when that can be
 # downloaded, else node-gyp with the compilers above and Node's own headers
 # (/usr/local/include/node, `npm_config_nodedir`) rather than downloaded ones.
+# npm's download cache is a build cache mount (BuildKit, buildah): kept between builds, so that a
+# changed lockfile downloads only what changed, and never part of a layer.
 FROM toolchain AS deps
 COPY package.json package-lock.json ./
-RUN npm pkg delete devDependencies \
+RUN --mount=type=cache,target=/root/.npm \
+    npm pkg delete devDependencies \
  && npm install --omit=dev --workspaces=false --ignore-scripts \
  && npm_config_nodedir=/usr/local npm rebuild better-sqlite3 \
- && rm -rf node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/deps \
- && npm cache clean --force
+ && rm -rf node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/deps
 
 # The build: TypeScript to dist/ with the dev dependencies. The devnet (src/devnet: local
 # chains, facilitator, nginx launcher) is compiled with the rest and then removed: nothing the
 # service loads imports it, and its dependencies (anvil, litesvm) are dev-only.
 FROM toolchain AS build
 COPY package.json package-lock.json ./
-RUN npm install --workspaces=false --ignore-scripts
+RUN --mount=type=cache,target=/root/.npm npm install --workspaces=false --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json && rm -rf dist/devnet
