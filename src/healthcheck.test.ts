@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { freePort } from './devnet/ports.js'
+import { healthcheckUrl, probeHealth } from './healthcheck.js'
+
+const servers: Server[] = []
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+  }
+})
+
+/** A local server answering `GET /health` with `status` and a JSON body `{ status: label }`. */
+async function healthServer(status: number, label: string, hang = false): Promise<number> {
+  const server = createServer((_req, res) => {
+    if (hang) return
+    res
+      .writeHead(status, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ status: label }))
+  })
+  servers.push(server)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return (server.address() as AddressInfo).port
+}
+
+/** Runs `src/healthcheck.ts` as the image runs `dist/healthcheck.js`; resolves its exit code and output. */
+function runProbe(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/healthcheck.ts'], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk))
+  child.stderr.on('data', (chunk: Buffer) => (out += chunk))
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out })))
+}
+
+describe('healthcheckUrl', () => {
+  it('uses the service defaults, and loopback for a wildcard bind address', () => {
+    expect(healthcheckUrl({})).toBe('http://127.0.0.1:8402/health')
+    expect(healthcheckUrl({ HOST: '0.0.0.0', PORT: '9000' })).toBe('http://127.0.0.1:9000/health')
+    expect(healthcheckUrl({ HOST: '::', PORT: '9000' })).toBe('http://[::1]:9000/health')
+    expect(healthcheckUrl({ HOST: '10.0.0.5', PORT: '' })).toBe('http://10.0.0.5:8402/health')
+    expect(healthcheckUrl({ HOST: 'fd00::5' })).toBe('http://[fd00::5]:8402/health')
+  })
+
+  it('refuses an environment the service would refuse', () => {
+    expect(() => healthcheckUrl({ PORT: 'eighty' })).toThrow(/PORT/)
+  })
+})
+
+describe('probeHealth', () => {
+  it('is healthy on 200, degraded included, and unhealthy on any other status', async () => {
+    const ok = await healthServer(200, 'ok')
+    const degraded = await healthServer(200, 'degraded')
+    const failing = await healthServer(503, 'shutting_down')
+    expect(await probeHealth(`http://127.0.0.1:${ok}/health`)).toEqual({
+      healthy: true,
+      detail: '200 ok',
+    })
+    expect(await probeHealth(`http://127.0.0.1:${degraded}/health`)).toEqual({
+      healthy: true,
+      detail: '200 degraded',
+    })
+    expect(await probeHealth(`http://127.0.0.1:${failing}/health`)).toEqual({
+      healthy: false,
+      detail: '503 shutting_down',
+    })
+  })
+
+  it('is unhealthy when nothing listens or the answer takes longer than its timeout', async () => {
+    const closed = await freePort()
+    expect(await probeHealth(`http://127.0.0.1:${closed}/health`)).toEqual({
+      healthy: false,
+      detail: 'ECONNREFUSED',
+    })
+    const hanging = await healthServer(200, 'ok', true)
+    expect(await probeHealth(`http://127.0.0.1:${hanging}/health`, 200)).toEqual({
+      healthy: false,
+      detail: 'TimeoutError',
+    })
+  })
+})
+
+describe('as a program (the image HEALTHCHECK)', () => {
+  it('exits 0 when /health answers 200 and 1 otherwise, naming the URL', async () => {
+    const port = await healthServer(200, 'degraded')
+    expect(await runProbe({ HOST: '0.0.0.0', PORT: String(port) })).toEqual({
+      code: 0,
+      out: `healthy: GET http://127.0.0.1:${port}/health -> 200 degraded\n`,
+    })
+    const closed = await freePort()
+    expect(await runProbe({ PORT: String(closed) })).toEqual({
+      code: 1,
+      out: `unhealthy: GET http://127.0.0.1:${closed}/health -> ECONNREFUSED\n`,
+    })
+  }, 30_000)
+})
