@@ -46,6 +46,12 @@ export interface FacilitatorFaults {
   settleDelayMs?: number
   /** Milliseconds to wait before verifying. */
   verifyDelayMs?: number
+  /**
+   * Settles to fail with a 500 after the request arrived and before anything was broadcast (a
+   * facilitator that crashed on it), counted down by each one: the "outcome unknown" case whose
+   * payment never moved.
+   */
+  settleFailures?: number
 }
 
 /** One verify or settle a facilitator answered: what tests may check it received. */
@@ -135,6 +141,11 @@ export function createFacilitatorApp(
   })
   app.post('/settle', async (c) => {
     await delay(faults?.settleDelayMs)
+    if (faults?.settleFailures) {
+      faults.settleFailures--
+      logger.info({ op: 'settle', status: 500 }, 'facilitator failed on purpose (fault)')
+      return c.json({ error: 'fault injected: settle failed before broadcast' }, 500)
+    }
     return handle(c, 'settle', received, (req) =>
       facilitator.settle(req.paymentPayload, req.paymentRequirements),
     )

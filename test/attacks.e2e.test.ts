@@ -1,0 +1,504 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { x402HTTPClient } from '@x402/core/client'
+import { encodePaymentSignatureHeader } from '@x402/core/http'
+import type { PaymentPayload, PaymentRequired } from '@x402/core/types'
+import {
+  appendPaymentIdentifierToExtensions,
+  generatePaymentId,
+} from '@x402/extensions/payment-identifier'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import type { ToolEnv } from '../src/tools/types.js'
+import { payerClient } from './helpers/clients.js'
+import { json } from './helpers/json.js'
+import { payerKeys, payToBalance, type Rail } from './helpers/rails.js'
+import { type RunningService, startService } from './helpers/service.js'
+
+// The attacks of issue 16 ("One payment buys one call"), each against the service on the devnet
+// (anvil, litesvm, the official facilitator) with the official x402 client, over HTTP and MCP
+// where both apply. docs/security.md lists each threat with the test here that tries it.
+
+const clock: ToolEnv = { nowSeconds: () => 1_700_000_000 }
+const PRICE = 1000n
+let stack: DevStack
+let svc: RunningService
+let limited: RunningService
+let mcp: Client
+
+beforeAll(async () => {
+  stack = await startDevStack({ payers: 2 })
+  const overrides = { env: clock }
+  svc = await startService(stack, {}, overrides)
+  // A client's quota as deployed would be 120; 12 keeps the test short.
+  limited = await startService(stack, { RATE_LIMIT_POINTS: '12' }, overrides)
+  mcp = new Client({ name: 'attacks-e2e', version: '1.0.0' })
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${svc.baseUrl}/mcp`)))
+}, 120_000)
+afterAll(async () => {
+  await mcp?.close()
+  await svc?.stop()
+  await limited?.stop()
+  await stack?.stop()
+})
+
+const facilitator = () => stack.facilitators[0]?.requests ?? { verify: 0, settle: 0, supported: 0 }
+
+const post = (on: RunningService, path: string, body: string, payment?: PaymentPayload | string) =>
+  fetch(`${on.baseUrl}${path}`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      ...(payment === undefined
+        ? {}
+        : {
+            'PAYMENT-SIGNATURE':
+              typeof payment === 'string' ? payment : encodePaymentSignatureHeader(payment),
+          }),
+    },
+    body,
+  })
+
+/** A payment signed by the official client from the 402 `on` gives for `path` and `body`. */
+async function signed(
+  on: RunningService,
+  path: string,
+  body: string,
+  rail: Rail = 'evm',
+  payer = 0,
+  id?: string,
+): Promise<PaymentPayload> {
+  const unpaid = await post(on, path, body)
+  expect(unpaid.status).toBe(402)
+  const client = await payerClient(payerKeys(stack, rail, payer), rail)
+  if (id) {
+    client.onBeforePaymentCreation(async ({ paymentRequired }) => {
+      if (paymentRequired.extensions)
+        appendPaymentIdentifierToExtensions(paymentRequired.extensions, id)
+    })
+  }
+  const http = new x402HTTPClient(client)
+  return http.createPaymentPayload(http.getPaymentRequiredResponse((n) => unpaid.headers.get(n)))
+}
+
+const mcpCall = (name: string, args: unknown, payment?: PaymentPayload) =>
+  mcp.callTool({
+    name,
+    arguments: args as Record<string, unknown>,
+    ...(payment ? { _meta: { 'x402/payment': payment } } : {}),
+  }) as Promise<CallToolResult>
+
+/** A payment for an MCP call, signed from its unpaid isError result. */
+async function signedMcp(name: string, args: unknown, rail: Rail = 'evm', payer = 0, id?: string) {
+  const unpaid = await mcpCall(name, args)
+  const required = unpaid.structuredContent as PaymentRequired
+  if (id && required.extensions) appendPaymentIdentifierToExtensions(required.extensions, id)
+  return (await payerClient(payerKeys(stack, rail, payer), rail)).createPaymentPayload(required)
+}
+
+const failureOf = (result: CallToolResult) =>
+  result._meta?.['payload-tools/failure'] as { code: string; error: string } & Record<
+    string,
+    unknown
+  >
+
+const codeOf = async (res: Response) => ((await json(res)) as { code?: string }).code
+
+describe('a client-supplied schema is never compiled or run', () => {
+  // Before: @x402/extensions compiled the echoed `schema` with a new Ajv and ran it on the event
+  // loop, before verify: `^(a+)+$` against 40 "a" and "-" backtracks for hours. A valid id format.
+  const hostile = (payment: PaymentPayload): PaymentPayload => ({
+    ...payment,
+    extensions: {
+      ...payment.extensions,
+      'payment-identifier': {
+        info: { required: false, id: `${'a'.repeat(40)}-` },
+        schema: { type: 'object', properties: { id: { type: 'string', pattern: '^(a+)+$' } } },
+      },
+    },
+  })
+  const message =
+    `The payment's payment-identifier extension is invalid: its "schema" differs from the one ` +
+    'offered; echo it unchanged'
+
+  it('refuses a hostile payment-identifier schema at once over HTTP, and /health answers meanwhile', async () => {
+    const before = { ...facilitator() }
+    const body = '{"input":"redos"}'
+    const payment = hostile(await signed(svc, '/hash', body))
+    const [res, health] = await Promise.all([
+      post(svc, '/hash', body, payment),
+      fetch(`${svc.baseUrl}/health`),
+    ])
+    expect(health.status).toBe(200)
+    expect(res.status).toBe(402)
+    expect(await json(res)).toEqual({ ok: false, error: message, code: 'invalid_payment' })
+    expect(facilitator().verify).toBe(before.verify)
+  }, 30_000)
+
+  it('refuses it the same way over MCP', async () => {
+    const before = { ...facilitator() }
+    const payment = hostile(await signedMcp('payload_hash', { input: 'redos' }))
+    const result = await mcpCall('payload_hash', { input: 'redos' }, payment)
+    expect(result.isError).toBe(true)
+    expect(failureOf(result)).toMatchObject({ code: 'invalid_payment', error: message })
+    expect(facilitator().verify).toBe(before.verify)
+  }, 30_000)
+})
+
+describe('one payment, a bounded number of answers', () => {
+  it('answers a resent PAYMENT-SIGNATURE at most REPLAY_LIMIT (3) more times, then 402; one transfer', async () => {
+    const body = '{"value":[1,2,3],"schema":{"type":"array"}}'
+    const before = { balance: await payToBalance(stack, 'evm'), ...facilitator() }
+    const payment = await signed(svc, '/json-validate', body)
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++)
+      statuses.push((await post(svc, '/json-validate', body, payment)).status)
+    expect(statuses).toEqual([200, 200, 200, 200, 402, 402])
+    const last = await post(svc, '/json-validate', body, payment)
+    expect(await json(last)).toEqual({
+      ok: false,
+      error:
+        'This payment was already answered 3 more times (REPLAY_LIMIT) in the last 120 seconds: its replays are used up; sign a new one',
+      code: 'duplicate_settlement',
+    })
+    expect(await payToBalance(stack, 'evm')).toBe(before.balance + PRICE)
+    expect(facilitator().settle - before.settle).toBe(1)
+    expect(facilitator().verify - before.verify).toBe(1)
+  })
+
+  it('answers a resent MCP payment at most REPLAY_LIMIT more times, then duplicate_settlement', async () => {
+    const args = { input: 'mcp replays' }
+    const before = { balance: await payToBalance(stack, 'evm'), ...facilitator() }
+    const payment = await signedMcp('payload_hash', args)
+    const codes: (string | undefined)[] = []
+    for (let i = 0; i < 6; i++) {
+      const result = await mcpCall('payload_hash', args, payment)
+      codes.push(result.isError ? failureOf(result).code : 'ok')
+    }
+    expect(codes).toEqual(['ok', 'ok', 'ok', 'ok', 'duplicate_settlement', 'duplicate_settlement'])
+    expect(await payToBalance(stack, 'evm')).toBe(before.balance + PRICE)
+    expect(facilitator().settle - before.settle).toBe(1)
+  })
+
+  it('charges every replay to the rate limit before it runs: over the limit, 429 and no run', async () => {
+    const body = '{"input":"quota"}'
+    // A fresh client address for this test: the limited instance counts 127.0.0.1.
+    const payment = await signed(limited, '/hash', body)
+    expect((await post(limited, '/hash', body, payment)).status).toBe(200)
+    // Use up the quota with free requests.
+    let free = 0
+    while ((await fetch(`${limited.baseUrl}/stats`)).status !== 429) free++
+    expect(free).toBeGreaterThan(0)
+    const replay = await post(limited, '/hash', body, payment)
+    expect(replay.status).toBe(429)
+    expect(await codeOf(replay)).toBe('rate_limited')
+    expect(Number(replay.headers.get('retry-after'))).toBeGreaterThan(0)
+    // Junk payments buy no free input checks either.
+    const junk = await post(limited, '/hash', body, 'bm90IGEgcGF5bWVudA==')
+    expect([junk.status, await codeOf(junk)]).toEqual([429, 'rate_limited'])
+  })
+})
+
+describe('MCP: one paid call per request', () => {
+  const rpc = (body: unknown) =>
+    fetch(`${svc.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(body),
+    })
+  const paidCall = (id: number, payment: PaymentPayload) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: {
+      name: 'payload_hash',
+      arguments: { input: 'batch' },
+      _meta: { 'x402/payment': payment },
+    },
+  })
+
+  it('refuses a batch of two paid tools/call with one payment whole: HTTP 400, nothing verified or run', async () => {
+    const payment = await signedMcp('payload_hash', { input: 'batch' })
+    const before = { ...facilitator() }
+    const res = await rpc([paidCall(1, payment), paidCall(2, payment)])
+    expect(res.status).toBe(400)
+    expect(await json(res)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message:
+          'One request carries at most one paid tools/call (this batch holds 2); nothing was verified or run. Send each paid call in its own request.',
+      },
+    })
+    expect(facilitator()).toEqual(before)
+    // The same payment alone is a paid call like any other.
+    const alone = await rpc(paidCall(3, payment))
+    expect(alone.status).toBe(200)
+    expect(facilitator().settle - before.settle).toBe(1)
+  })
+})
+
+describe('a payment-identifier id belongs to its payer', () => {
+  const conflict = {
+    ok: false,
+    error:
+      'This payment-identifier id is held by another payment; nothing was charged. Use a new, random id',
+    code: 'payment_identifier_conflict',
+  }
+
+  it('answers another wallet holding the id 409 payment_identifier_conflict, whatever its input, and never charges it', async () => {
+    const id = generatePaymentId()
+    const secret = '{"input":"my secret","secret":"k"}'
+    const first = await post(svc, '/hmac', secret, await signed(svc, '/hmac', secret, 'evm', 0, id))
+    expect(first.status).toBe(200)
+    const before = {
+      payTo: await payToBalance(stack, 'evm'),
+      attacker: await stack.evm.usdcBalance(stack.evm.payers[1]?.address ?? '0x'),
+      ...facilitator(),
+    }
+    // The attacker's own, valid payments with the victim's id: the same input, and guesses.
+    const answers = []
+    for (const body of [
+      secret,
+      '{"input":"my secret","secret":"x"}',
+      '{"input":"guess","secret":"k"}',
+    ]) {
+      const res = await post(svc, '/hmac', body, await signed(svc, '/hmac', body, 'evm', 1, id))
+      answers.push([res.status, await json(res)])
+    }
+    // A payment that does not even verify: the victim's id on a copy with a forged signature.
+    const forged = await signed(svc, '/hmac', secret, 'evm', 1, id)
+    ;(forged.payload as { signature: string }).signature = `0x${'11'.repeat(65)}`
+    const junk = await post(svc, '/hmac', secret, forged)
+    answers.push([junk.status, await json(junk)])
+    for (const answer of answers) expect(answer).toEqual([409, conflict])
+    expect(await payToBalance(stack, 'evm')).toBe(before.payTo)
+    expect(await stack.evm.usdcBalance(stack.evm.payers[1]?.address ?? '0x')).toBe(before.attacker)
+    expect(facilitator().settle).toBe(before.settle)
+  })
+
+  it('does the same over MCP', async () => {
+    const id = generatePaymentId()
+    const args = { input: 'mcp secret', secret: 'k' }
+    const first = await mcpCall(
+      'payload_hmac',
+      args,
+      await signedMcp('payload_hmac', args, 'evm', 0, id),
+    )
+    expect(first.isError).toBeFalsy()
+    const before = { ...facilitator() }
+    for (const guess of [args, { input: 'guess', secret: 'k' }]) {
+      const result = await mcpCall(
+        'payload_hmac',
+        guess,
+        await signedMcp('payload_hmac', guess, 'evm', 1, id),
+      )
+      expect(result.isError).toBe(true)
+      expect(failureOf(result)).toEqual(conflict)
+      expect(result._meta?.['x402/payment-response']).toBeUndefined()
+    }
+    expect(facilitator().settle).toBe(before.settle)
+  })
+})
+
+describe('extreme input is a 400 before payment, never a 5xx', () => {
+  const cases = [
+    {
+      name: '1e400 in json-validate',
+      path: '/json-validate',
+      mcp: 'payload_json_validate',
+      body: '{"value":1e400,"schema":{}}',
+      issue: {
+        path: '/value',
+        code: 'number_out_of_range',
+        message:
+          '/value is a number beyond the IEEE 754 double range (such as 1e400), which JSON parsing turns into Infinity',
+      },
+    },
+    {
+      name: 'pipeline input nested 200,000 levels',
+      path: '/pipeline',
+      mcp: 'payload_pipeline',
+      body: `{"input":${'['.repeat(200_000)}${']'.repeat(200_000)},"operations":[{"type":"sha256"}]}`,
+      issue: {
+        path: `/input${'/0'.repeat(128)}`,
+        code: 'input_too_deep',
+        message: `/input${'/0'.repeat(128)} is nested more than 128 levels deep`,
+      },
+    },
+  ]
+
+  for (const c of cases) {
+    it(`reports ${c.name} in the free input_check and refuses the paid call with its code, before verify (HTTP)`, async () => {
+      const unpaid = await post(svc, c.path, c.body)
+      expect(unpaid.status).toBe(402)
+      expect(((await json(unpaid)) as { input_check: unknown }).input_check).toEqual({
+        valid: false,
+        errors: [c.issue],
+      })
+      const before = { ...facilitator() }
+      const payment = await signed(svc, c.path, '{}')
+      const paid = await post(svc, c.path, c.body, payment)
+      expect(paid.status).toBe(400)
+      expect(await json(paid)).toMatchObject({
+        ok: false,
+        code: c.issue.code,
+        error: c.issue.message,
+      })
+      expect(facilitator().verify).toBe(before.verify)
+    })
+
+    it(`refuses ${c.name} the same way over MCP`, async () => {
+      const before = { ...facilitator() }
+      const payment = await signedMcp(c.mcp, {})
+      const res = await fetch(`${svc.baseUrl}/mcp`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body: `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"${c.mcp}","arguments":${c.body},"_meta":{"x402/payment":${JSON.stringify(payment)}}}}`,
+      })
+      expect(res.status).toBe(200)
+      const { result } = (await json(res)) as { result: CallToolResult }
+      expect(result.isError).toBe(true)
+      expect(failureOf(result)).toMatchObject({ code: c.issue.code, error: c.issue.message })
+      expect(facilitator().verify).toBe(before.verify)
+    })
+  }
+})
+
+/** A copy of a JSON value with every object's keys in reverse order. */
+const reordered = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(reordered)
+    : value && typeof value === 'object'
+      ? Object.fromEntries(
+          Object.entries(value)
+            .reverse()
+            .map(([k, v]) => [k, reordered(v)]),
+        )
+      : value
+
+describe('one key per authorization, whatever its spelling', () => {
+  it('answers re-cased, reordered and re-encoded copies of one EIP-3009 payment sent with it: one verify, one settle, one transfer', async () => {
+    const body = '{"input":"spelling"}'
+    const payment = await signed(svc, '/hash', body)
+    const { signature, authorization } = payment.payload as {
+      signature: string
+      authorization: Record<string, string>
+    }
+    const variants: PaymentPayload[] = [
+      payment,
+      {
+        ...payment,
+        payload: { authorization, signature: `0x${signature.slice(2).toUpperCase()}` },
+      },
+      {
+        ...payment,
+        payload: {
+          signature,
+          authorization: Object.fromEntries(
+            Object.entries({
+              ...authorization,
+              from: `0x${(authorization.from ?? '').slice(2).toUpperCase()}`,
+            }).reverse(),
+          ),
+        },
+      },
+      reordered(payment) as PaymentPayload,
+    ]
+    const before = { balance: await payToBalance(stack, 'evm'), ...facilitator() }
+    const answers = await Promise.all(variants.map((v) => post(svc, '/hash', body, v)))
+    const statuses = answers.map((r) => r.status)
+    expect(statuses.filter((s) => s !== 200 && s !== 409)).toEqual([])
+    expect(statuses).toContain(200)
+    expect(facilitator().verify - before.verify).toBe(1)
+    expect(facilitator().settle - before.settle).toBe(1)
+    expect(await payToBalance(stack, 'evm')).toBe(before.balance + PRICE)
+  })
+
+  it('answers a Solana payment re-encoded in Base64 as the same payment: one settle, one transfer', async () => {
+    const body = '{"input":"solana spelling"}'
+    const payment = await signed(svc, '/hash', body, 'solana')
+    const { transaction } = payment.payload as { transaction: string }
+    const unpadded = { ...payment, payload: { transaction: transaction.replace(/=+$/, '') } }
+    const before = { balance: await payToBalance(stack, 'solana'), ...facilitator() }
+    const answers = await Promise.all([
+      post(svc, '/hash', body, payment),
+      post(svc, '/hash', body, unpadded),
+    ])
+    expect(answers.map((r) => r.status).filter((s) => s !== 200 && s !== 409)).toEqual([])
+    expect(facilitator().settle - before.settle).toBe(1)
+    expect(await payToBalance(stack, 'solana')).toBe(before.balance + PRICE)
+  })
+})
+
+describe('settlement in doubt, told truthfully', () => {
+  const faults = () => {
+    const f = stack.facilitators[0]?.faults
+    if (!f) throw new Error('no facilitator')
+    return f
+  }
+
+  it('answers 503 settlement_unknown when the facilitator fails after receiving the settle, and settles the same payment on its retry: one transfer', async () => {
+    const body = '{"input":"in doubt"}'
+    const payment = await signed(svc, '/hash', body)
+    const before = { balance: await payToBalance(stack, 'evm'), ...facilitator() }
+    faults().settleFailures = 1
+    const first = await post(svc, '/hash', body, payment)
+    expect(first.status).toBe(503)
+    expect(await json(first)).toEqual({
+      ok: false,
+      error:
+        'The tool ran, but the settlement outcome is unknown: the payment may have moved. Retry the same payment for the same input within 120 s to get the result once it settles',
+      code: 'settlement_unknown',
+    })
+    expect(first.headers.get('retry-after')).toBe('5')
+    expect(await payToBalance(stack, 'evm')).toBe(before.balance)
+    // Another input with the payment in doubt: refused, nothing settled.
+    expect(await codeOf(await post(svc, '/hash', '{"input":"other"}', payment))).toBe(
+      'duplicate_settlement',
+    )
+    const retry = await post(svc, '/hash', body, payment)
+    expect(retry.status).toBe(200)
+    expect(await payToBalance(stack, 'evm')).toBe(before.balance + PRICE)
+    expect(facilitator().settle - before.settle).toBe(2)
+  })
+
+  it('answers a settle that timed out but landed settlement_unknown, then settlement_failed on its retry: charged once, without a result (docs/errors.md)', async () => {
+    const quick = await startService(stack, { FACILITATOR_TIMEOUT_MS: '1000' }, { env: clock })
+    try {
+      const body = '{"input":"landed late"}'
+      const payment = await signed(quick, '/hash', body)
+      const before = await payToBalance(stack, 'evm')
+      faults().settleDelayMs = 2500
+      const first = await post(quick, '/hash', body, payment)
+      expect([first.status, await codeOf(first)]).toEqual([503, 'settlement_unknown'])
+      faults().settleDelayMs = 0
+      // The facilitator settles after the service gave up: the payment moved.
+      const deadline = Date.now() + 20_000
+      while ((await payToBalance(stack, 'evm')) === before && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      expect(await payToBalance(stack, 'evm')).toBe(before + PRICE)
+      // Its retry: the official facilitator refuses an authorization whose nonce is used.
+      const retry = await post(quick, '/hash', body, payment)
+      expect(retry.status).toBe(402)
+      expect(await json(retry)).toEqual({
+        ok: false,
+        error: 'Settlement failed: invalid_exact_evm_nonce_already_used; the result is withheld',
+        code: 'settlement_failed',
+      })
+      expect(await payToBalance(stack, 'evm')).toBe(before + PRICE)
+    } finally {
+      faults().settleDelayMs = 0
+      await quick.stop()
+    }
+  }, 60_000)
+})
