@@ -79,6 +79,15 @@ const envSchema = z.object({
   RATE_LIMIT_DURATION_S: z.coerce.number().int().min(1).max(86_400).default(60),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
+  METRICS_TOKEN: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._~+/-]{32,256}$/,
+      'must be 32 to 256 characters of A-Z a-z 0-9 . _ ~ + / - (a bearer token)',
+    )
+    .optional(),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
 })
 
 /** Tool calls that may queue per worker beyond the one it runs (the default TOOL_QUEUE_LIMIT). */
@@ -186,6 +195,19 @@ export interface Config {
    * (src/http/client-address.ts).
    */
   trustProxyHops: number
+  /**
+   * Bearer token that opens `GET /metrics` on the service's port (Prometheus text format);
+   * undefined: `/metrics` there answers 404 like any unknown path.
+   */
+  metricsToken?: string | undefined
+  /**
+   * Port of a listener of its own serving `GET /metrics` (bound to {@link metricsHost}), e.g. on a
+   * private interface; undefined: no such listener. With neither this nor the token, no metrics
+   * are recorded at all.
+   */
+  metricsPort?: number | undefined
+  /** Address the metrics listener binds (METRICS_PORT). */
+  metricsHost: string
 }
 
 /**
@@ -234,5 +256,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPoints: e.RATE_LIMIT_POINTS,
     rateLimitDurationS: e.RATE_LIMIT_DURATION_S,
     trustProxyHops: e.TRUST_PROXY_HOPS,
+    metricsToken: e.METRICS_TOKEN,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
   }
 }

@@ -5,13 +5,25 @@ import { createRateLimit } from './http/rate-limit.js'
 import { createLifecycle, type Lifecycle } from './lifecycle.js'
 import { resolveAllowList } from './mcp/dns-rebinding.js'
 import { registerMcp } from './mcp/server.js'
+import {
+  createMetrics,
+  facilitatorHost,
+  type Metrics,
+  metricsEndpoint,
+  timedFacilitator,
+} from './metrics/index.js'
 import { assertPaidCallBudget } from './payment/budget.js'
 import {
   createFacilitatorLink,
   type FacilitatorLink,
   MAX_TIMEOUT_SECONDS,
 } from './payment/facilitator.js'
-import { createPaymentGate, type PaymentGate, type PaymentObserver } from './payment/gate.js'
+import {
+  createPaymentGate,
+  type PaymentEvent,
+  type PaymentGate,
+  type PaymentObserver,
+} from './payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
 import { configuredRails } from './payment/rails.js'
 import { createRedisGuard } from './payment/redis-guard.js'
@@ -35,6 +47,11 @@ export interface ServiceOverrides {
   redis?: SharedRedis
   /** Prefix of the rate-limit keys (tests sharing one Redis); default RATE_LIMIT_KEY_PREFIX. */
   rateLimitKeyPrefix?: string
+  /**
+   * The operator metrics (src/main.ts creates them first, for telemetry's writes); by default
+   * {@link createServiceMetrics}.
+   */
+  metrics?: Metrics
 }
 
 /** The assembled service: the Hono app and the parts behind it. */
@@ -49,11 +66,41 @@ export interface Service {
   drain: Drain
   /** The shared Redis connection (REDIS_URL), if any. */
   redis: SharedRedis | undefined
+  /** The operator metrics; undefined when neither METRICS_TOKEN nor METRICS_PORT is set. */
+  metrics: Metrics | undefined
   /**
    * Stops the tool workers and closes the Redis connection. Call after the requests in flight
    * ended (`drain.idle()`).
    */
   close(): Promise<void>
+}
+
+/**
+ * The operator metrics of a service under `config`, labelled with the catalogue's tools and the
+ * configured rails' networks; undefined when neither METRICS_TOKEN nor METRICS_PORT is set:
+ * nothing could read them, so nothing is recorded.
+ *
+ * @example
+ * const metrics = createServiceMetrics(config)
+ * const telemetry = await createTelemetry({ onWrite: metrics?.telemetryWrite })
+ */
+export function createServiceMetrics(config: Config): Metrics | undefined {
+  if (config.metricsToken === undefined && config.metricsPort === undefined) return undefined
+  return createMetrics({
+    tools: catalog.map((tool) => tool.id),
+    networks: configuredRails(config).map((rail) => rail.network),
+  })
+}
+
+/**
+ * Counts a payment event of the gate: every outcome but `verified`, so that each paid call counts
+ * once, by how it ended; a settled one adds its amount to the revenue.
+ */
+function countPayment(metrics: Metrics, event: PaymentEvent): void {
+  if (event.outcome === 'verified') return
+  const { tool, network, transport, outcome } = event
+  metrics.payment({ tool, network, transport, outcome })
+  if (outcome === 'settled') metrics.settledAtomic(network, event.amount)
 }
 
 /**
@@ -78,13 +125,22 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     guardTimeoutMs: config.redisUrl || overrides.redis ? config.redisTimeoutMs : 0,
   })
   const rails = configuredRails(config)
+  const metrics = overrides.metrics ?? createServiceMetrics(config)
+  const facilitatorUrl = config.facilitatorUrl
   const link = createFacilitatorLink({
-    url: config.facilitatorUrl,
+    url: facilitatorUrl,
     timeoutMs: config.facilitatorTimeoutMs,
     rails,
+    ...(metrics && facilitatorUrl
+      ? {
+          wrapClient: (client) =>
+            timedFacilitator(client, facilitatorHost(facilitatorUrl), metrics.facilitatorRequest),
+        }
+      : {}),
   })
   const { telemetry, observer: extra } = overrides
   const observer: PaymentObserver = async (event) => {
+    if (metrics) countPayment(metrics, event)
     await telemetry?.record(event)
     await extra?.(event)
   }
@@ -94,6 +150,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       workers: config.toolWorkers,
       timeoutMs: config.toolTimeoutMs,
       queueLimit: config.toolQueueLimit,
+      ...(metrics ? { observer: { ran: metrics.toolRun, rejected: metrics.poolRejection } } : {}),
     })
   const lifecycle = createLifecycle({
     shutdownTimeoutMs: config.shutdownTimeoutMs,
@@ -104,7 +161,11 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const redis =
     overrides.redis ??
     (config.redisUrl
-      ? createRedis({ url: config.redisUrl, timeoutMs: config.redisTimeoutMs })
+      ? createRedis({
+          url: config.redisUrl,
+          timeoutMs: config.redisTimeoutMs,
+          ...(metrics ? { onCommand: metrics.redisCommand } : {}),
+        })
       : undefined)
   const rateLimit = createRateLimit({
     points: config.rateLimitPoints,
@@ -112,6 +173,22 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     trustProxyHops: config.trustProxyHops,
     redis,
     ...(overrides.rateLimitKeyPrefix ? { keyPrefix: overrides.rateLimitKeyPrefix } : {}),
+    ...(metrics ? { onRefused: metrics.rateLimited } : {}),
+  })
+  metrics?.watch({
+    pool: () => {
+      const { running, queued } = runner.status()
+      return { busy: running, queued, workers: runner.options.workers }
+    },
+    ...(telemetry
+      ? {
+          telemetry: () => {
+            const health = telemetry.health()
+            return { up: health.status === 'ok', buffered: health.buffered }
+          },
+        }
+      : {}),
+    ...(redis ? { redis: () => ({ up: redis.state().status === 'ready' }) } : {}),
   })
   const guard =
     overrides.guard ??
@@ -145,6 +222,16 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       : {}),
     ...(redis ? { redisHealth: () => redis.state() } : {}),
     ...(config.ownershipProofs ? { ownershipProofs: config.ownershipProofs } : {}),
+    ...(metrics
+      ? {
+          metrics: {
+            observe: metrics.http,
+            ...(config.metricsToken
+              ? { endpoint: metricsEndpoint(metrics, { token: config.metricsToken }) }
+              : {}),
+          },
+        }
+      : {}),
     mounts: [
       (app) =>
         registerMcp(app, {
@@ -162,5 +249,5 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     // Only what this service opened: an injected connection belongs to its caller.
     if (redis && !overrides.redis) await redis.close()
   }
-  return { app, gate, link, runner, lifecycle, drain, redis, close }
+  return { app, gate, link, runner, lifecycle, drain, redis, metrics, close }
 }

@@ -24,6 +24,8 @@ export interface RateLimitOptions {
   redis?: SharedRedis | undefined
   /** Prefix of the counters' keys (Redis and memory); default {@link RATE_LIMIT_KEY_PREFIX}. */
   keyPrefix?: string
+  /** Called once per request refused with 429 (the operator metrics' `rate_limited_total`). */
+  onRefused?: () => void
 }
 
 /** The quota of one client, as the discovery documents state it. */
@@ -181,7 +183,8 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
       `Too many unpaid requests: ${points} per ${duration} s per client. Paid calls are not limited. Retry after Retry-After seconds.`,
     ),
   )
-  const body = JSON.stringify(failure.body)
+  // The envelope without its closing brace: each refusal appends its `request_id`.
+  const bodyHead = JSON.stringify(failure.body).slice(0, -1)
   const settledCalls = new WeakMap<Request, number>()
   let failing = false
 
@@ -196,6 +199,10 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
 
   const refuse = (c: Context, refusal: IRateLimiterRes) => {
     const seconds = Math.max(1, Math.ceil((refusal.msBeforeNext ?? duration * 1000) / 1000))
+    options.onRefused?.()
+    const id = c.get('requestId') as string | undefined
+    const body =
+      id === undefined ? `${bodyHead}}` : `${bodyHead},"request_id":${JSON.stringify(id)}}`
     return c.body(body, failure.status, {
       'Content-Type': 'application/json',
       'Cache-Control': 'no-store',

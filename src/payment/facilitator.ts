@@ -78,6 +78,8 @@ export interface FacilitatorLinkOptions {
   maxTimeoutSeconds?: number
   /** Injected client (tests of this adapter); defaults to an HTTPFacilitatorClient on `url`. */
   client?: FacilitatorClient
+  /** Wraps the client, e.g. to time its requests (the operator metrics' `timedFacilitator`). */
+  wrapClient?: (client: FacilitatorClient) => FacilitatorClient
   now?: () => number
 }
 
@@ -91,11 +93,12 @@ export interface FacilitatorLinkOptions {
 export function createFacilitatorLink(options: FacilitatorLinkOptions): FacilitatorLink {
   const now = options.now ?? Date.now
   const maxTimeoutSeconds = options.maxTimeoutSeconds ?? MAX_TIMEOUT_SECONDS
-  const client =
+  const plain =
     options.client ??
     (options.url
       ? new HTTPFacilitatorClient({ url: options.url, timeoutMs: options.timeoutMs })
       : undefined)
+  const client = plain && options.wrapClient ? options.wrapClient(plain) : plain
 
   let live: LiveState | undefined
   let lastOkAt: number | undefined
