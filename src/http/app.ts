@@ -58,8 +58,9 @@ export interface AppMetrics {
   /** Times every request (`http_request_duration_seconds`); runs around all the others. */
   observe: MiddlewareHandler
   /**
-   * `GET /metrics`, registered before the rate limit so that a scrape is never limited; a request
-   * it does not serve (no or a wrong token) goes on as to an unknown path (counted, 404).
+   * Serves `GET /metrics`, registered before the rate limit so that a scrape is never limited; a
+   * request it does not serve (another method, no or a wrong token) goes on as to an unknown path
+   * (counted, 404).
    */
   endpoint?: MiddlewareHandler
 }
@@ -129,7 +130,8 @@ export function createApp(deps: AppDeps): Hono {
     if (Number(length) > MAX_BODY_BYTES) throw new HTTPException(413)
     return next()
   })
-  if (deps.metrics?.endpoint) app.get(METRICS_PATH, deps.metrics.endpoint)
+  // A middleware, not a GET route: the route table (405 and `Allow`) must not reveal the path.
+  if (deps.metrics?.endpoint) app.use(METRICS_PATH, deps.metrics.endpoint)
   // After the body limit: it reads an MCP body to tell paid calls from free work.
   if (deps.rateLimit) app.use(deps.rateLimit.middleware)
 

@@ -22,7 +22,7 @@ describe('bearerMatches', () => {
 
 describe('metricsEndpoint', () => {
   const app = new Hono()
-  app.get('/metrics', metricsEndpoint(metrics, { token: TOKEN }))
+  app.use('/metrics', metricsEndpoint(metrics, { token: TOKEN }))
   app.notFound((c) => c.json({ ok: false, error: 'Not found', code: 'not_found' }, 404))
 
   it('serves the exposition to the token', async () => {
@@ -34,6 +34,11 @@ describe('metricsEndpoint', () => {
   })
 
   it('passes any other request on, to be answered as an unknown path', async () => {
+    const post = await app.request('/metrics', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    })
+    expect(post.status).toBe(404)
     for (const headers of [
       {},
       { Authorization: 'Bearer wrong' },

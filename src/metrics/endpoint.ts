@@ -35,13 +35,15 @@ async function exposition(c: Context, metrics: Metrics): Promise<Response> {
  * <METRICS_TOKEN>`. Any other request goes on down the app (`next()`), where it is what a request
  * for an unknown path is: counted by the rate limit and answered 404 `not_found`; so the public
  * cannot tell that the endpoint exists, and only a scrape with the token skips the rate limit.
+ * Mount it as a middleware on the path, so that no route reveals it either (405 and `Allow`).
  *
- * @example app.get('/metrics', metricsEndpoint(metrics, { token: config.metricsToken }))
+ * @example app.use('/metrics', metricsEndpoint(metrics, { token: config.metricsToken }))
  */
 export function metricsEndpoint(metrics: Metrics, options: { token: string }): MiddlewareHandler {
   const expected = digestOf(options.token)
   return async function metricsRoute(c, next) {
-    if (!bearerMatches(c.req.header('authorization'), expected)) return next()
+    const read = c.req.method === 'GET' || c.req.method === 'HEAD'
+    if (!read || !bearerMatches(c.req.header('authorization'), expected)) return next()
     return exposition(c, metrics)
   }
 }
