@@ -7,6 +7,7 @@ import { logger } from '../src/logger.js'
 import { benchGuard } from './guard.js'
 import { benchHostile } from './hostile.js'
 import { benchLoad } from './load.js'
+import { benchMetrics } from './metrics.js'
 import { benchPaid } from './paid.js'
 import { benchRateLimit } from './ratelimit.js'
 import { benchTools } from './tools.js'
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
 
   out('\n## The duplicate-settlement guard: its bound and its cost (issue 11)\n')
   out(await benchGuard(quick))
+  out(await benchMetrics(quick))
 }
 
 main().then(
