@@ -211,6 +211,52 @@ async function bench402(rounds: number, seconds: number): Promise<string> {
   }
 }
 
+/**
+ * The same 402 in this process (`app.fetch`, no sockets): the CPU time per request with the
+ * metrics off and on, without the load generator's share of the machine in the way.
+ */
+async function bench402InProcess(rounds: number): Promise<string> {
+  const requests = 4_000
+  const app = (metrics: boolean) =>
+    createApp({
+      gate: fakeGate().gate,
+      tools: catalog,
+      publicBaseUrl: 'http://127.0.0.1',
+      ...(metrics
+        ? {
+            metrics: {
+              observe: createMetrics({ tools: catalog.map((t) => t.id), networks: [] }).http,
+            },
+          }
+        : {}),
+    })
+  const apps = [
+    { name: 'metrics off', app: app(false), cpu: [] as number[] },
+    { name: 'metrics on', app: app(true), cpu: [] as number[] },
+  ]
+  const request = () =>
+    new Request('http://127.0.0.1/hash', {
+      method: 'POST',
+      body: BODY,
+      headers: { 'content-type': 'application/json', 'content-length': String(BODY.length) },
+    })
+  for (let round = 0; round <= rounds; round++) {
+    for (const entry of apps) {
+      const before = process.cpuUsage()
+      for (let i = 0; i < requests; i++) await (await entry.app.fetch(request())).arrayBuffer()
+      const { user, system } = process.cpuUsage(before)
+      // Round 0 warms up.
+      if (round > 0) entry.cpu.push((user + system) / requests)
+    }
+  }
+  const [off, on] = apps.map((a) => median(a.cpu)) as [number, number]
+  return (
+    `In process (\`app.fetch\`, ${requests} requests per round, ${rounds} rounds, median CPU per ` +
+    `request): ${off.toFixed(1)} µs off, ${on.toFixed(1)} µs on: the metrics add ` +
+    `${(on - off).toFixed(1)} µs, ${(((on - off) / off) * 100).toFixed(1)} % of the 402's own work.`
+  )
+}
+
 /** A paid call on the devnet, metrics off and on, alternating; medians of the paid request. */
 async function benchPaidCalls(calls: number): Promise<string> {
   const stack = await startDevStack({ payers: 2 })
@@ -292,6 +338,8 @@ export async function benchMetrics(
     '### The 402 path',
     '',
     await bench402(counts.rounds, counts.seconds),
+    '',
+    await bench402InProcess(counts.rounds),
     '',
     '### A paid call',
     '',

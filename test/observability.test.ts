@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parse } from 'yaml'
+import { parse, stringify } from 'yaml'
 import { loadConfig } from '../src/config.js'
 import { SYSTEM_REDIS_URL } from '../src/devnet/redis.js'
 import { createService, type Service } from '../src/service.js'
@@ -135,6 +135,23 @@ describe('the Grafana dashboard (deploy/grafana/payload-tools.json)', () => {
         .map((name) => `${where}: ${name}`),
     )
     expect(unknown).toEqual([])
+  })
+
+  it('queries in valid PromQL (each query checked by promtool as a recording rule)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dashboard-rules-'))
+    try {
+      const file = join(dir, 'dashboard.rules.yml')
+      const rules = panelQueries.map(({ expr }, i) => ({
+        record: `dashboard:query_${i}`,
+        // Grafana's own variable, as Grafana substitutes it.
+        expr: expr.replaceAll('$__rate_interval', '1m'),
+      }))
+      writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules }] }))
+      const out = execFileSync(PROMTOOL, ['check', 'rules', file], { encoding: 'utf8' })
+      expect(out).toContain(`SUCCESS: ${rules.length} rules found`)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('shows paid calls and revenue by network, outcomes, latencies, saturation, 402/429 and lag', () => {
