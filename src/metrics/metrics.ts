@@ -119,7 +119,8 @@ export interface Metrics {
   /**
    * Hono middleware timing every request: `http_request_duration_seconds{method, route, status,
    * ok}` (`@hono/prometheus`; `route` is the pattern of the route that answered, `/*` for
-   * answers made by a middleware and for unknown paths).
+   * answers made by a middleware and for unknown paths; `method` is one of the fixed list Node's
+   * HTTP parser accepts).
    */
   readonly http: MiddlewareHandler
   /**
