@@ -7,6 +7,7 @@ import { logger } from '../src/logger.js'
 import { benchGuard } from './guard.js'
 import { benchHostile } from './hostile.js'
 import { benchLoad } from './load.js'
+import { benchMetrics } from './metrics.js'
 import { benchPaid } from './paid.js'
 import { benchRateLimit } from './ratelimit.js'
 import { benchReceipts } from './receipts.js'
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
 
   out('\n## Signed receipts: their cost per paid call (issue 21)\n')
   out(await benchReceipts(quick))
+  out(await benchMetrics(quick))
 }
 
 main().then(

@@ -5,7 +5,8 @@
  * Starts the dev stack (anvil and litesvm with USDC, the official facilitator, funded payers), a
  * fresh database on the system PostgreSQL (127.0.0.1:5432, dropped at the end), N instances
  * sharing it, the system Redis and one TELEMETRY_SALT, and nginx on the shipped
- * deploy/nginx.conf; pays for one call per rail through the front and prints what to try.
+ * deploy/nginx.conf, and Debian's Prometheus scraping every instance (with the shipped alerting
+ * rules); pays for one call per rail through the front and prints what to try.
  * Ctrl-C stops everything.
  *
  * Options: --instances N (default 3), --port P (front port; a free one by default),
@@ -34,7 +35,7 @@ let stopping = false
 async function stop(code: number): Promise<void> {
   if (stopping) return
   stopping = true
-  out('\nstopping: nginx, instances, database, chains…')
+  out('\nstopping: Prometheus, nginx, instances, database, chains…')
   await cluster?.stop().catch((e: unknown) => logger.error({ err: String(e) }, 'cluster stop'))
   await db?.drop().catch((e: unknown) => logger.error({ err: String(e) }, 'database drop'))
   await stack?.stop().catch((e: unknown) => logger.error({ err: String(e) }, 'stack stop'))
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
       redisUrl: SYSTEM_REDIS_URL,
       salt: randomBytes(24).toString('base64url'),
     }),
+    prometheus: true,
     ...(values.port ? { frontPort: Number(values.port) } : {}),
   })
 
@@ -93,6 +95,11 @@ async function main(): Promise<void> {
   out(`  Base chain   ${stack.evm.rpcUrl}  (anvil, chain id 8453)`)
   out(`  Solana       ${stack.solana.rpcUrl}  (litesvm)`)
   out(`  nginx logs   ${cluster.nginx.dir}/logs`)
+  if (cluster.prometheus) {
+    out(
+      `  prometheus   ${cluster.prometheus.url}  (every instance's /metrics, deploy/prometheus/alerts.yml)`,
+    )
+  }
   out()
 
   const evmPayer = stack.evm.payers[0]
@@ -130,8 +137,18 @@ async function main(): Promise<void> {
   }
   out(`  curl ${front}/stats   (the same figures through every instance)`)
   out(`  curl ${cluster.instances[0]?.url}/health`)
+  if (cluster.prometheus) {
+    out(
+      `  curl -H 'Authorization: Bearer ${cluster.metricsToken}' ${cluster.instances[0]?.url}/metrics`,
+    )
+    out(
+      `  ${cluster.prometheus.url}/graph?g0.expr=sum%20by%20(network)%20(x402_payments_total)   (Prometheus)`,
+    )
+  }
   out()
-  out('Ctrl-C stops nginx, the instances, the chains and the facilitator, and drops the database.')
+  out(
+    'Ctrl-C stops Prometheus, nginx, the instances, the chains and the facilitator, and drops the database.',
+  )
 }
 
 main().catch((error: unknown) => {

@@ -112,6 +112,15 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
   RECEIPT_SIGNING_KEY: z.string().optional(),
   RECEIPT_RETIRED_KEYS: z.string().optional(),
+  METRICS_TOKEN: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._~+/-]{32,256}$/,
+      'must be 32 to 256 characters of A-Z a-z 0-9 . _ ~ + / - (a bearer token)',
+    )
+    .optional(),
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
 })
 
 /** Tool calls that may queue per worker beyond the one it runs (the default TOOL_QUEUE_LIMIT). */
@@ -247,6 +256,19 @@ export interface Config {
    * the JWKS so that the receipts they signed keep verifying.
    */
   receiptRetiredKeys?: string | undefined
+  /**
+   * Bearer token that opens `GET /metrics` on the service's port (Prometheus text format);
+   * undefined: `/metrics` there answers 404 like any unknown path.
+   */
+  metricsToken?: string | undefined
+  /**
+   * Port of a listener of its own serving `GET /metrics` (bound to {@link metricsHost}), e.g. on a
+   * private interface; undefined: no such listener. With neither this nor the token, no metrics
+   * are recorded at all.
+   */
+  metricsPort?: number | undefined
+  /** Address the metrics listener binds (METRICS_PORT). */
+  metricsHost: string
 }
 
 /**
@@ -301,6 +323,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxyHops: e.TRUST_PROXY_HOPS,
     receiptSigningKey: e.RECEIPT_SIGNING_KEY,
     receiptRetiredKeys: e.RECEIPT_RETIRED_KEYS,
+    metricsToken: e.METRICS_TOKEN,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
   }
 }
 

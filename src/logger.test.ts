@@ -1,5 +1,7 @@
+import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
-import { describeError } from './logger.js'
+import { describeError, loggerOptions } from './logger.js'
+import { withRequestId } from './request-context.js'
 
 describe('describeError', () => {
   it('keeps the name and message but redacts addresses, hashes and signatures', () => {
@@ -12,5 +14,25 @@ describe('describeError', () => {
   it('caps the message at 200 characters and names non-errors by type', () => {
     expect(describeError(new Error('x'.repeat(500)))).toBe(`Error: ${'x'.repeat(200)}`)
     expect(describeError('a secret string')).toBe('string')
+  })
+})
+
+describe('logger', () => {
+  it('adds the current request id to every line written inside a request, and none outside', async () => {
+    const lines: Record<string, unknown>[] = []
+    const stream = { write: (line: string) => lines.push(JSON.parse(line)) }
+    // The project logger's options, written to a capture stream.
+    const captured = pino({ ...loggerOptions, level: 'debug' }, stream)
+    captured.info('outside')
+    await withRequestId('req-42', async () => {
+      captured.info({ tool: 'hash' }, 'inside')
+      await Promise.resolve()
+      captured.debug('after an await')
+    })
+    expect(lines.map((l) => [l.msg, l.request_id])).toEqual([
+      ['outside', undefined],
+      ['inside', 'req-42'],
+      ['after an await', 'req-42'],
+    ])
   })
 })

@@ -1,17 +1,16 @@
-import { pino } from 'pino'
+import { type LoggerOptions, pino } from 'pino'
+import { currentRequestId } from './request-context.js'
 
-/**
- * The project's structured logger (pino, JSON lines on stdout).
- *
- * Never log request bodies, tool inputs or outputs, HMAC secrets, payment payloads or raw payer
- * addresses: log tool ids, status codes, durations, networks and error codes only.
- *
- * @example
- * logger.info({ tool: 'hash', status: 200, ms: 12 }, 'paid call')
- */
-export const logger = pino({
+/** The options of {@link logger} (a test captures what it writes with them). */
+export const loggerOptions: LoggerOptions = {
   level: process.env.LOG_LEVEL || (process.env.VITEST ? 'silent' : 'info'),
   base: undefined,
+  // Called only for lines that are written (after the level check); pino merges into the object
+  // returned, so it must be a fresh one.
+  mixin: () => {
+    const id = currentRequestId()
+    return id === undefined ? {} : { request_id: id }
+  },
   redact: {
     paths: [
       'secret',
@@ -30,7 +29,20 @@ export const logger = pino({
     ],
     censor: '[redacted]',
   },
-})
+}
+
+/**
+ * The project's structured logger (pino, JSON lines on stdout). Every line written while a request
+ * is served carries its `request_id` (the `X-Request-Id` of its response, src/http/request-id.ts),
+ * whichever layer writes it.
+ *
+ * Never log request bodies, tool inputs or outputs, HMAC secrets, payment payloads or raw payer
+ * addresses: log tool ids, status codes, durations, networks and error codes only.
+ *
+ * @example
+ * logger.info({ tool: 'hash', status: 200, ms: 12 }, 'paid call')
+ */
+export const logger = pino(loggerOptions)
 
 export type Logger = typeof logger
 

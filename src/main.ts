@@ -3,7 +3,8 @@ import { serve } from '@hono/node-server'
 import { loadConfig } from './config.js'
 import { NODE_SERVER_OPTIONS } from './http/node-server.js'
 import { logger } from './logger.js'
-import { createService } from './service.js'
+import { createMetricsApp } from './metrics/index.js'
+import { createService, createServiceMetrics } from './service.js'
 import { createTelemetry } from './telemetry/index.js'
 
 /**
@@ -24,7 +25,9 @@ const CLOSE_GRACE_MS = 1000
 async function main(): Promise<void> {
   const config = loadConfig()
   logger.level = config.logLevel
+  const metrics = createServiceMetrics(config)
   const telemetry = await createTelemetry({
+    ...(metrics ? { onWrite: metrics.telemetryWrite } : {}),
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
     ...(config.telemetryRetentionDays ? { retentionDays: config.telemetryRetentionDays } : {}),
@@ -34,7 +37,7 @@ async function main(): Promise<void> {
       'TELEMETRY_SALT is not set: using a generated dev salt in ./data; production must set it and share it across instances',
     )
   }
-  const service = createService(config, { telemetry })
+  const service = createService(config, { telemetry, ...(metrics ? { metrics } : {}) })
   if (service.receipts.keySource === 'generated') {
     logger.warn(
       { kid: service.receipts.kid },
@@ -70,6 +73,18 @@ async function main(): Promise<void> {
       )
     },
   ) as Server
+  // The operator metrics on a port of their own (METRICS_PORT), e.g. on a private interface.
+  const metricsServer =
+    metrics && config.metricsPort !== undefined
+      ? (serve(
+          {
+            fetch: createMetricsApp(metrics, { token: config.metricsToken }).fetch,
+            port: config.metricsPort,
+            hostname: config.metricsHost,
+          },
+          (info) => logger.info({ port: info.port, host: config.metricsHost }, 'metrics listening'),
+        ) as Server)
+      : undefined
   // Warm the facilitator link so the first 402 is fast; failures are logged and retried lazily.
   service.link.ready().catch(() => {})
 
@@ -103,6 +118,8 @@ async function main(): Promise<void> {
     // Stops listening and closes idle keep-alive sockets; the others close after their response,
     // which carries `Connection: close`.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+    metricsServer?.close()
+    metricsServer?.closeAllConnections()
     if (responding > 0) await new Promise<void>((resolve) => (written = resolve))
     // Every response is written: a socket still open is idle or slow to close; give it a moment.
     const grace = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS)

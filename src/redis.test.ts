@@ -6,10 +6,13 @@ import { createRedis, type SharedRedis } from './redis.js'
 
 let server: PrivateRedis
 let redis: SharedRedis
+/** Every command the connection reported (`onCommand`). */
+const commands: { command: string; result: string; seconds: number }[] = []
+const reported = (name: string) => commands.filter((c) => c.command === name).map((c) => c.result)
 
 beforeAll(async () => {
   server = await startPrivateRedis()
-  redis = createRedis({ url: server.url, timeoutMs: 300 })
+  redis = createRedis({ url: server.url, timeoutMs: 300, onCommand: (c) => commands.push(c) })
 })
 afterAll(async () => {
   await redis?.close()
@@ -30,6 +33,9 @@ describe('the shared Redis connection', () => {
     expect(await redis.client.set('k', 'v', 'PX', 10_000, 'NX')).toBe('OK')
     expect(await redis.client.set('k', 'w', 'PX', 10_000, 'NX')).toBeNull()
     expect(await redis.client.get('k')).toBe('v')
+    expect(reported('set')).toEqual(['ok', 'ok'])
+    expect(reported('get')).toEqual(['ok'])
+    for (const c of commands) expect(c.seconds).toBeGreaterThanOrEqual(0)
   })
 
   it('fails a command at once while Redis is down, reports why, and recovers by itself', async () => {
@@ -40,6 +46,7 @@ describe('the shared Redis connection', () => {
     // No offline queue: the command is refused, not held until a reconnect.
     expect(performance.now() - started).toBeLessThan(300)
     expect(redis.state()).toMatchObject({ status: 'down', lastError: expect.any(String) })
+    expect(reported('get')).toEqual(['ok', 'error'])
 
     await server.start()
     await until(() => redis.state().status === 'ready')

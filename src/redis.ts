@@ -7,6 +7,11 @@ export interface RedisOptions {
   url: string
   /** Bound on connecting and on each command (REDIS_TIMEOUT_MS). */
   timeoutMs: number
+  /**
+   * Told of every command's end (the operator metrics): its name, `ok` or `error`, and the seconds
+   * from sending to the reply. Every user of the connection (guard, rate limit) is timed.
+   */
+  onCommand?: (command: { command: string; result: 'ok' | 'error'; seconds: number }) => void
 }
 
 /** What the service knows about its Redis connection, without I/O (for /health). */
@@ -51,6 +56,7 @@ export function createRedis(options: RedisOptions): SharedRedis {
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 100, REDIS_RECONNECT_MAX_MS),
   })
+  if (options.onCommand) timeCommands(client, options.onCommand)
   client.on('ready', () => {
     if (current.lastError) logger.info('redis: connected again')
     current = { status: 'ready', lastReadyAt: Date.now() }
@@ -80,5 +86,29 @@ export function createRedis(options: RedisOptions): SharedRedis {
         client.disconnect()
       }
     },
+  }
+}
+
+/**
+ * Times every command of this client. ioredis 6 also publishes commands on the process-wide
+ * `ioredis:command` diagnostics channel, but that one cannot tell clients apart (several services
+ * in one process, tests); wrapping this instance's `sendCommand` can.
+ */
+function timeCommands(client: Redis, onCommand: NonNullable<RedisOptions['onCommand']>): void {
+  const send = client.sendCommand.bind(client)
+  // A command may pass through sendCommand again (resent after a reconnect): timed once.
+  const timed = new WeakSet<object>()
+  client.sendCommand = (command, stream) => {
+    if (timed.has(command)) return send(command, stream)
+    timed.add(command)
+    const started = performance.now()
+    const seconds = () => (performance.now() - started) / 1000
+    // Observed on the command's own promise: the caller's handling of it is unchanged, and this
+    // branch handles its rejection.
+    command.promise.then(
+      () => onCommand({ command: command.name, result: 'ok', seconds: seconds() }),
+      () => onCommand({ command: command.name, result: 'error', seconds: seconds() }),
+    )
+    return send(command, stream)
   }
 }

@@ -7,13 +7,26 @@ import { createRateLimit } from './http/rate-limit.js'
 import { createLifecycle, type Lifecycle } from './lifecycle.js'
 import { resolveAllowList } from './mcp/dns-rebinding.js'
 import { registerMcp } from './mcp/server.js'
+import {
+  createMetrics,
+  facilitatorHost,
+  type Metrics,
+  metricsEndpoint,
+  timedFacilitator,
+} from './metrics/index.js'
 import { assertPaidCallBudget, worstSettleMs } from './payment/budget.js'
 import {
   createFacilitatorLink,
   type FacilitatorLink,
   MAX_TIMEOUT_SECONDS,
 } from './payment/facilitator.js'
-import { createPaymentGate, type PaymentGate, type PaymentObserver } from './payment/gate.js'
+import {
+  createPaymentGate,
+  type PaymentEvent,
+  type PaymentGate,
+  type PaymentNote,
+  type PaymentObserver,
+} from './payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
 import { configuredRails } from './payment/rails.js'
 import { createRedisGuard } from './payment/redis-guard.js'
@@ -46,6 +59,11 @@ export interface ServiceOverrides {
   rateLimitKeyPrefix?: string
   /** The receipts; by default from RECEIPT_SIGNING_KEY (or the dev key in ./data) and RECEIPT_RETIRED_KEYS. */
   receipts?: Receipts
+  /**
+   * The operator metrics (src/main.ts creates them first, for telemetry's writes); by default
+   * {@link createServiceMetrics}.
+   */
+  metrics?: Metrics
 }
 
 /** The assembled service: the Hono app and the parts behind it. */
@@ -62,11 +80,56 @@ export interface Service {
   redis: SharedRedis | undefined
   /** Signed receipts and offers, the JWKS (src/receipts). */
   receipts: Receipts
+  /** The operator metrics; undefined when neither METRICS_TOKEN nor METRICS_PORT is set. */
+  metrics: Metrics | undefined
   /**
    * Stops the tool workers and closes the Redis connection. Call after the requests in flight
    * ended (`drain.idle()`).
    */
   close(): Promise<void>
+}
+
+/**
+ * The operator metrics of a service under `config`, labelled with the catalogue's tools and the
+ * configured rails' networks; undefined when neither METRICS_TOKEN nor METRICS_PORT is set:
+ * nothing could read them, so nothing is recorded.
+ *
+ * @example
+ * const metrics = createServiceMetrics(config)
+ * const telemetry = await createTelemetry({ onWrite: metrics?.telemetryWrite })
+ */
+export function createServiceMetrics(config: Config): Metrics | undefined {
+  if (config.metricsToken === undefined && config.metricsPort === undefined) return undefined
+  return createMetrics({
+    tools: catalog.map((tool) => tool.id),
+    networks: configuredRails(config).map((rail) => rail.network),
+  })
+}
+
+/**
+ * Counts a payment event of the gate: every outcome but `verified`, so that each paid call counts
+ * once, by how it ended; a settled one adds its amount to the revenue.
+ */
+function countPayment(metrics: Metrics, event: PaymentEvent): void {
+  if (event.outcome === 'verified') return
+  const { tool, network, transport, outcome } = event
+  metrics.payment({ tool, network, transport, outcome })
+  if (outcome === 'settled') metrics.settledAtomic(network, event.amount)
+}
+
+/**
+ * Counts what the gate notes besides payment events: refusals, failed verifies and replays. A
+ * settlement in doubt is already counted by its `settle_failed` event.
+ */
+function countNote(metrics: Metrics, note: PaymentNote): void {
+  if (note.outcome === 'settle_unknown') return
+  metrics.payment({
+    tool: note.tool,
+    network: note.network ?? 'unknown',
+    transport: note.transport,
+    outcome: note.outcome,
+    ...(note.code ? { code: note.code } : {}),
+  })
 }
 
 /**
@@ -94,17 +157,22 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   assertPaidCallBudget(bounds)
   const rails = configuredRails(config)
   const receipts = overrides.receipts ?? receiptsFrom(config)
+  const metrics = overrides.metrics ?? createServiceMetrics(config)
   const link = createFacilitatorLink({
     client: createFacilitators({
       facilitators: config.facilitators,
       timeoutMs: config.facilitatorTimeoutMs,
       credentials: { cdp: config.cdpApiKey, payai: config.payaiApiKey },
+      ...(metrics
+        ? { wrap: (client, host) => timedFacilitator(client, host, metrics.facilitatorRequest) }
+        : {}),
     }),
     rails,
     extensions: [receipts.offerReceipt.extension],
   })
   const { telemetry, observer: extra } = overrides
   const observer: PaymentObserver = async (event) => {
+    if (metrics) countPayment(metrics, event)
     await telemetry?.record(event)
     await extra?.(event)
   }
@@ -114,6 +182,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       workers: config.toolWorkers,
       timeoutMs: config.toolTimeoutMs,
       queueLimit: config.toolQueueLimit,
+      ...(metrics ? { observer: { ran: metrics.toolRun, rejected: metrics.poolRejection } } : {}),
     })
   const lifecycle = createLifecycle({
     shutdownTimeoutMs: config.shutdownTimeoutMs,
@@ -124,7 +193,11 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const redis =
     overrides.redis ??
     (config.redisUrl
-      ? createRedis({ url: config.redisUrl, timeoutMs: config.redisTimeoutMs })
+      ? createRedis({
+          url: config.redisUrl,
+          timeoutMs: config.redisTimeoutMs,
+          ...(metrics ? { onCommand: metrics.redisCommand } : {}),
+        })
       : undefined)
   const rateLimit = createRateLimit({
     points: config.rateLimitPoints,
@@ -133,6 +206,22 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     redis,
     paidPaths: new Set(catalog.map((tool) => tool.path)),
     ...(overrides.rateLimitKeyPrefix ? { keyPrefix: overrides.rateLimitKeyPrefix } : {}),
+    ...(metrics ? { onRefused: metrics.rateLimited } : {}),
+  })
+  metrics?.watch({
+    pool: () => {
+      const { running, queued } = runner.status()
+      return { busy: running, queued, workers: runner.options.workers }
+    },
+    ...(telemetry
+      ? {
+          telemetry: () => {
+            const health = telemetry.health()
+            return { up: health.status === 'ok', buffered: health.buffered }
+          },
+        }
+      : {}),
+    ...(redis ? { redis: () => ({ up: redis.state().status === 'ready' }) } : {}),
   })
   const guard =
     overrides.guard ??
@@ -150,6 +239,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     replayLimit: config.replayLimit,
     canSettle: () => lifecycle.canSettle(),
     observer,
+    ...(metrics ? { onNote: (note: PaymentNote) => countNote(metrics, note) } : {}),
     receipts,
     ...(overrides.env ? { env: overrides.env } : {}),
   })
@@ -173,6 +263,16 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       : {}),
     ...(redis ? { redisHealth: () => redis.state() } : {}),
     ...(config.ownershipProofs ? { ownershipProofs: config.ownershipProofs } : {}),
+    ...(metrics
+      ? {
+          metrics: {
+            observe: metrics.http,
+            ...(config.metricsToken
+              ? { endpoint: metricsEndpoint(metrics, { token: config.metricsToken }) }
+              : {}),
+          },
+        }
+      : {}),
     mounts: [
       (app) =>
         registerMcp(app, {
@@ -190,7 +290,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     // Only what this service opened: an injected connection belongs to its caller.
     if (redis && !overrides.redis) await redis.close()
   }
-  return { app, gate, link, runner, lifecycle, drain, redis, receipts, close }
+  return { app, gate, link, runner, lifecycle, drain, redis, receipts, metrics, close }
 }
 
 /** Directory of the generated development files (the receipt key, beside the telemetry salt). */

@@ -143,6 +143,7 @@ describe('every paid path in /openapi.json answers an empty POST with 402', () =
         ok: false,
         error: expect.stringContaining(path),
         code: 'payment_required',
+        request_id: res.headers.get('x-request-id'),
       })
       const header = res.headers.get('PAYMENT-REQUIRED') ?? ''
       // Node's fetch (undici) refuses responses whose headers exceed 16 KiB in total.

@@ -218,6 +218,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
       error:
         'This payment already paid for a different call (tool or input) in the last 120 seconds; sign a new one',
       code: 'duplicate_settlement',
+      request_id: other.headers.get('x-request-id'),
     })
     expect(await snapshot()).toEqual(before)
   })
@@ -238,6 +239,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
       error:
         'This payment is being processed by another request; retry after Retry-After for its result',
       code: 'payment_in_progress',
+      request_id: busy.headers.get('x-request-id'),
     })
     // Retry every 409 after Retry-After until it gets the replay (all at once, as clients would).
     const finals = await Promise.all(
@@ -325,6 +327,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
         error:
           'The duplicate-settlement guard is unavailable; nothing was verified, run or charged. Retry',
         code: 'guard_unavailable',
+        request_id: res.headers.get('x-request-id'),
       })
       // REDIS_TIMEOUT_MS 300: a wait for the connection, then the command.
       expect(ms).toBeLessThan(2_000)

@@ -143,6 +143,7 @@ describe('tool calls that would hold the service', () => {
     expect(res.status).toBe(400)
     expect(await json(res)).toEqual({
       ok: false,
+      request_id: res.headers.get('x-request-id'),
       code: 'tool_timeout',
       error:
         'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',

@@ -225,6 +225,7 @@ describe('the installed bridge over stdio', () => {
       ok: false,
       error: 'Payment facilitator is unavailable; nothing was run or charged',
       code: 'facilitator_unavailable',
+      request_id: expect.any(String),
     })
     expect(result.content?.at(-1)).toEqual({
       type: 'text',

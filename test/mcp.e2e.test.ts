@@ -188,6 +188,7 @@ describe('MCP paid calls on the devnet', () => {
     expect(result.isError).toBe(true)
     expect(result.structuredContent).toEqual({
       ok: false,
+      request_id: expect.any(String),
       code: 'tool_timeout',
       error:
         'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',
@@ -237,6 +238,7 @@ describe('MCP paid calls on the devnet', () => {
         ok: false,
         error: 'Payment facilitator is unavailable; nothing was run or charged',
         code: 'facilitator_unavailable',
+        request_id: expect.any(String),
       })
       expect(events).toEqual([])
     } finally {

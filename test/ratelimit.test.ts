@@ -103,7 +103,7 @@ describe('rate limit in the app', () => {
     expect(openapi.paths['/echo']?.post?.responses['429']).toBeDefined()
     const res = await post()
     expect(res.status).toBe(429)
-    expect(await json(res)).toEqual(ENVELOPE)
+    expect(await json(res)).toEqual({ ...ENVELOPE, request_id: res.headers.get('x-request-id') })
     expect(res.headers.get('retry-after')).toMatch(/^(59|60)$/)
     expect(res.headers.get('ratelimit-policy')).toBe('"free";q=5;w=60')
     expect(res.headers.get('ratelimit')).toBe(`"free";r=0;t=${res.headers.get('retry-after')}`)
@@ -180,7 +180,11 @@ describe('rate limit in the app', () => {
     const refused = await rpc({ method: 'tools/list' })
     expect([refused.status, await json(refused)]).toEqual([
       429,
-      { ...ENVELOPE, error: ENVELOPE.error.replace('5 per', '3 per') },
+      {
+        ...ENVELOPE,
+        error: ENVELOPE.error.replace('5 per', '3 per'),
+        request_id: refused.headers.get('x-request-id'),
+      },
     ])
     expect((await mcpCall()).status).toBe(429)
 

@@ -106,12 +106,16 @@ function expectation(tool: ToolDefinition, body: Body): 'not_json' | 'empty' | '
   }
 }
 
-/** Checks the failure envelope: exactly ok/error/code plus the documented extras, a documented code. */
+/**
+ * Checks the failure envelope: exactly ok/error/code/request_id plus the documented extras, a
+ * documented code.
+ */
 function expectEnvelope(body: Record<string, unknown>, status: number) {
   expect(body.ok).toBe(false)
   expect(typeof body.error).toBe('string')
+  expect(body.request_id).toMatch(/^[A-Za-z0-9_=-]{1,128}$/)
   expect(documentedStatus(body.code), `code ${String(body.code)}`).toBe(status)
-  const extras = Object.keys(body).filter((k) => !['ok', 'error', 'code'].includes(k))
+  const extras = Object.keys(body).filter((k) => !['ok', 'error', 'code', 'request_id'].includes(k))
   for (const key of extras) expect(['issues', 'details', 'input_check']).toContain(key)
 }
 
@@ -274,6 +278,7 @@ describe('fuzzing the HTTP surface', () => {
                 error: expected.error.message,
                 code: expected.error.code,
                 ...(expected.error.details ? { details: expected.error.details } : {}),
+                request_id: res.headers.get('x-request-id'),
               },
             ])
             expect(await payToBalance(dev.stack, rail)).toBe(before)

@@ -159,6 +159,7 @@ describe('telemetry store outage on the devnet', () => {
       ok: false,
       code: 'telemetry_unavailable',
       error: 'telemetry storage is temporarily unavailable',
+      request_id: down.headers.get('x-request-id'),
     })
     const health = await getJson('/health')
     expect(health.status).toBe(200)

@@ -77,7 +77,12 @@ function expect402(
   reason: string,
 ) {
   expect(res.status).toBe(402)
-  expect(body).toEqual({ ok: false, error: message, code })
+  expect(body).toEqual({
+    ok: false,
+    error: message,
+    code,
+    request_id: res.headers.get('x-request-id'),
+  })
   const required = decodePaymentRequiredHeader(res.headers.get('PAYMENT-REQUIRED') ?? '')
   expect(required.error).toBe(reason)
   expect(required.accepts.map((a) => a.network)).toEqual(['eip155:8453', dev.stack.solana.network])

@@ -11,6 +11,7 @@ import {
   SettlementUnknownError,
   ShuttingDownError,
 } from '../payment/errors.js'
+import { currentRequestId } from '../request-context.js'
 import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import { TelemetryUnavailableError } from '../telemetry/types.js'
 import { ToolError } from '../tools/types.js'
@@ -18,12 +19,14 @@ import { ToolError } from '../tools/types.js'
 export { InvalidJsonError }
 
 /**
- * The failure envelope of SPEC 2.1 and 7: `{ok: false, error, code}`, plus optional details.
+ * The failure envelope of SPEC 2.1 and 7: `{ok: false, error, code}`, plus optional details, and
+ * the `request_id` of the request it answers (its `X-Request-Id`) when made while one is served.
  */
 export interface FailureBody {
   ok: false
   error: string
   code: string
+  request_id?: string
   [extra: string]: unknown
 }
 
@@ -222,7 +225,7 @@ function fail(
  * Maps any error to its failure: status, envelope and what goes beside it. This is the only place
  * where failure kinds become codes and statuses; the HTTP adapter turns the result into a
  * Response, the MCP adapter into an `isError` tool result, so the codes, messages and extras
- * (`issues`, `details`, `input_check`) of the two transports cannot drift apart.
+ * (`issues`, `details`, `input_check`, `request_id`) of the two transports cannot drift apart.
  *
  * @example
  * describeFailure(new InvalidJsonError('Unexpected token'))
@@ -232,6 +235,15 @@ function fail(
  * //   retryAfterSeconds: 5 }
  */
 export function describeFailure(error: unknown): Failure {
+  const failure = describe(error)
+  // Inside a request (src/http/request-id.ts), so that a customer's complaint quoting the envelope
+  // finds the request's log lines; the rate limiter, which builds its envelope once, adds it itself.
+  const requestId = currentRequestId()
+  if (requestId !== undefined) failure.body.request_id = requestId
+  return failure
+}
+
+function describe(error: unknown): Failure {
   if (error instanceof PaymentRequiredError) {
     const extra = error.extras.inputCheck ? { input_check: error.extras.inputCheck } : {}
     return fail(error.code, error.message, extra, {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { chmodSync, mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -5,6 +6,7 @@ import { waitFor } from './child.js'
 import { createServiceInstance, type ServiceInstance } from './instance.js'
 import { type Nginx, startNginx } from './nginx.js'
 import { freePort } from './ports.js'
+import { type Prometheus, startPrometheus } from './prometheus.js'
 import type { DevStack } from './stack.js'
 
 /**
@@ -44,6 +46,11 @@ export interface ClusterOptions {
   dir?: string
   /** LOG_LEVEL of the instances; default `info` (one line per request, into their log files). */
   logLevel?: string
+  /**
+   * Also start Debian's Prometheus scraping every instance's `/metrics` (with the env's
+   * METRICS_TOKEN, or a random one given to every instance), its data in `<dir>/prometheus`.
+   */
+  prometheus?: boolean
 }
 
 /** N instances behind nginx on this machine. */
@@ -52,6 +59,10 @@ export interface Cluster {
   frontUrl: string
   instances: ServiceInstance[]
   nginx: Nginx
+  /** The Prometheus scraping the instances, when asked for ({@link ClusterOptions.prometheus}). */
+  prometheus?: Prometheus
+  /** The instances' METRICS_TOKEN, with Prometheus. */
+  metricsToken?: string
   /** Logs: `<dir>/<instance>.log`, `<dir>/nginx/logs/{error,access}.log`. */
   dir: string
   /** Stops nginx and every instance (SIGTERM, SIGKILL after 20 s). Idempotent. */
@@ -84,6 +95,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const frontPort = options.frontPort ?? (await freePort())
   const frontUrl = `http://127.0.0.1:${frontPort}`
   const ports = await distinctFreePorts(options.instances, frontPort)
+  const metricsToken = options.prometheus
+    ? (options.env.METRICS_TOKEN ?? randomBytes(24).toString('hex'))
+    : undefined
   const instances = ports.map((port, i) =>
     createServiceInstance({
       name: `i${i + 1}`,
@@ -96,14 +110,20 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         // minute) would refuse a load test's unpaid 402s: a high one keeps the limiter on the path.
         RATE_LIMIT_POINTS: '1000000',
         ...options.env,
+        ...(metricsToken ? { METRICS_TOKEN: metricsToken } : {}),
         PUBLIC_BASE_URL: frontUrl,
       },
       logFile: join(dir, `i${i + 1}.log`),
     }),
   )
   let nginx: Nginx | undefined
+  let prometheus: Prometheus | undefined
   const stopAll = async () => {
-    await Promise.all([nginx?.stop(), ...instances.map((instance) => instance.stop())])
+    await Promise.all([
+      prometheus?.stop(),
+      nginx?.stop(),
+      ...instances.map((instance) => instance.stop()),
+    ])
   }
   try {
     const started = await Promise.allSettled(instances.map((instance) => instance.start()))
@@ -119,6 +139,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       async () => (await fetch(`${frontUrl}/health`, { signal: AbortSignal.timeout(2_000) })).ok,
       { timeoutMs: 10_000 },
     )
+    if (metricsToken) {
+      prometheus = await startPrometheus({
+        targets: ports.map((port) => `127.0.0.1:${port}`),
+        token: metricsToken,
+        dir: join(dir, 'prometheus'),
+      })
+    }
   } catch (error) {
     await stopAll()
     throw error
@@ -128,6 +155,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     frontUrl,
     instances,
     nginx,
+    ...(prometheus ? { prometheus } : {}),
+    ...(metricsToken ? { metricsToken } : {}),
     dir,
     stop() {
       stopping ??= stopAll()

@@ -241,6 +241,17 @@ describe('deploy/nginx.conf on Debian nginx', () => {
     expect(upstream.requests).toHaveLength(1)
   })
 
+  it('answers /metrics itself as an unknown path, token or not: scrapes go to the instances', async () => {
+    const upstream = await echo()
+    const nginx = await front([upstream.address])
+    const res = await fetch(`${nginx.url}/metrics`, {
+      headers: { Authorization: 'Bearer some-metrics-token-0123456789abcdef' },
+    })
+    expect(res.status).toBe(404)
+    expect(await res.json()).toEqual({ ok: false, error: 'Not found', code: 'not_found' })
+    expect(upstream.requests).toHaveLength(0)
+  })
+
   it('carries a 10 KiB response header and a 30 KiB PAYMENT-SIGNATURE; refuses a 33 KiB one', async () => {
     const upstream = await echo()
     const nginx = await front([upstream.address])

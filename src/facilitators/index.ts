@@ -1,3 +1,4 @@
+import type { FacilitatorClient } from '@x402/core/server'
 import type { FacilitatorAuthMode } from '../payment/facilitator.js'
 import { type FacilitatorCredentials, facilitatorAuth } from './auth.js'
 import { createHttpFacilitatorClient } from './client.js'
@@ -24,6 +25,11 @@ export interface FacilitatorsOptions {
   timeoutMs: number
   /** The API keys of the auth modes in use; each goes only to the facilitators of its mode. */
   credentials: FacilitatorCredentials
+  /**
+   * Wraps each facilitator's client, given the host of its URL (the operator metrics time every
+   * request with it: `timedFacilitator`); absent: the clients as they are.
+   */
+  wrap?: (client: FacilitatorClient, host: string) => FacilitatorClient
 }
 
 /**
@@ -46,14 +52,14 @@ export function createFacilitators(options: FacilitatorsOptions): FacilitatorRou
   if (options.facilitators.length === 0) return undefined
   return createFacilitatorRouter({
     timeoutMs: options.timeoutMs,
-    facilitators: options.facilitators.map(({ url, auth }) => ({
-      host: new URL(url).host,
-      auth,
-      client: createHttpFacilitatorClient({
+    facilitators: options.facilitators.map(({ url, auth }) => {
+      const host = new URL(url).host
+      const client = createHttpFacilitatorClient({
         url,
         timeoutMs: options.timeoutMs,
         auth: facilitatorAuth(auth, url, options.credentials),
-      }),
-    })),
+      })
+      return { host, auth, client: options.wrap ? options.wrap(client, host) : client }
+    }),
   })
 }

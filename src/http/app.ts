@@ -1,4 +1,4 @@
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
 import { logger } from '../logger.js'
@@ -17,8 +17,12 @@ import { methodAwareNotFound } from './methods.js'
 import { registerPaidRoutes } from './paid-routes.js'
 import type { RateLimit } from './rate-limit.js'
 import { registerReceipts } from './receipts.js'
+import { requestIds } from './request-id.js'
 import { corsPolicy, precomputedHeaders, securityHeaders } from './security.js'
 import { registerStats } from './stats.js'
+
+/** Where the operator metrics are served (Prometheus text format), when METRICS_TOKEN is set. */
+export const METRICS_PATH = '/metrics'
 
 /** Largest accepted request body, in bytes (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -49,6 +53,20 @@ export interface AppDeps {
   rateLimit?: RateLimit
   /** Signed receipts: the JWKS, the DID document and `POST /receipts/verify`; absent: none. */
   receipts?: Receipts
+  /** Operator metrics (src/metrics/, wired by src/service.ts); absent: none recorded or served. */
+  metrics?: AppMetrics
+}
+
+/** What the app needs of the operator metrics. */
+export interface AppMetrics {
+  /** Times every request (`http_request_duration_seconds`); runs around all the others. */
+  observe: MiddlewareHandler
+  /**
+   * Serves `GET /metrics`, registered before the rate limit so that a scrape is never limited; a
+   * request it does not serve (another method, no or a wrong token) goes on as to an unknown path
+   * (counted, 404).
+   */
+  endpoint?: MiddlewareHandler
 }
 
 /** Registers routes on the app (e.g. `(app) => registerMcp(app, options)`). */
@@ -65,14 +83,22 @@ export type Mount = (app: Hono) => void
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono()
 
+  // First: every later middleware, handler and log line of the request sees its id.
+  app.use(requestIds())
+  if (deps.metrics) app.use(deps.metrics.observe)
   app.use(async (c, next) => {
     const started = performance.now()
     await next()
     // An unpaid 402 (crawlers and agents probing prices) is logged at debug: it is the most
     // frequent answer and the cheapest, and one log line costs about as much as the rest of it
-    // (bench/README.md, "Rate limiter and the 402 path"). Everything else at info.
+    // (bench/README.md, "Rate limiter and the 402 path"). So is a served Prometheus scrape, which
+    // comes every few seconds. Everything else at info.
     const status = c.res.status
-    const level = status === 402 && !c.req.header('payment-signature') ? 'debug' : 'info'
+    const level =
+      (status === 402 && !c.req.header('payment-signature')) ||
+      (status === 200 && c.req.path === METRICS_PATH)
+        ? 'debug'
+        : 'info'
     if (!logger.isLevelEnabled(level)) return
     // Method, path, status and time only: never bodies, headers or payers.
     logger[level](
@@ -108,6 +134,8 @@ export function createApp(deps: AppDeps): Hono {
     if (Number(length) > MAX_BODY_BYTES) throw new HTTPException(413)
     return next()
   })
+  // A middleware, not a GET route: the route table (405 and `Allow`) must not reveal the path.
+  if (deps.metrics?.endpoint) app.use(METRICS_PATH, deps.metrics.endpoint)
   if (deps.rateLimit) app.use(deps.rateLimit.middleware)
 
   registerHealth(app, {

@@ -17,6 +17,11 @@ import { createApp, MAX_BODY_BYTES } from './app.js'
 
 // Unit tests of the HTTP adapter over a scripted facilitator (test/helpers/fakes.ts).
 
+/** The caller's request id every `post` sends: each failure envelope carries it back. */
+const REQUEST_ID = 'req-echo-1'
+/** A request id the service made (UUID v4). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
 function setup(script: FacilitatorScript = {}, extra: Parameters<typeof fakeGate>[2] = {}) {
   const fake = fakeGate(script, undefined, extra)
   const app = createApp({
@@ -28,7 +33,7 @@ function setup(script: FacilitatorScript = {}, extra: Parameters<typeof fakeGate
     app.request('/echo', {
       method: 'POST',
       body,
-      headers: { 'Content-Type': 'application/json', ...headers },
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': REQUEST_ID, ...headers },
     })
   const paid = async (body: string, nonce = 'n1') =>
     post(body, { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(await fake.pay(0, nonce)) })
@@ -52,8 +57,10 @@ describe('paid HTTP routes', () => {
       ['eip155:8453', '1000'],
       ['solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', '1000'],
     ])
+    expect(res.headers.get('x-request-id')).toBe(REQUEST_ID)
     expect(await json(res)).toEqual({
       ok: false,
+      request_id: REQUEST_ID,
       code: 'payment_required',
       error: 'Payment required: /echo costs 1000 atomic USDC',
     })
@@ -93,6 +100,7 @@ describe('paid HTTP routes', () => {
     expect(empty.status).toBe(400)
     expect(await json(empty)).toEqual({
       ok: false,
+      request_id: REQUEST_ID,
       code: 'invalid_json',
       error: 'A JSON request body is required',
     })
@@ -113,7 +121,12 @@ describe('paid HTTP routes', () => {
     const { paid, calls } = setup()
     const res = await paid('{"text":"boom"}')
     expect(res.status).toBe(400)
-    expect(await json(res)).toEqual({ ok: false, code: 'invalid_unicode', error: 'tool refused' })
+    expect(await json(res)).toEqual({
+      ok: false,
+      code: 'invalid_unicode',
+      error: 'tool refused',
+      request_id: REQUEST_ID,
+    })
     expect(calls).toEqual({ supported: 1, verify: 1, settle: 0 })
   })
 
@@ -156,6 +169,7 @@ describe('paid HTTP routes', () => {
     expect(res.status).toBe(503)
     expect(await json(res)).toEqual({
       ok: false,
+      request_id: REQUEST_ID,
       code: 'facilitator_unavailable',
       error: 'Payment facilitator is unavailable; nothing was run or charged',
     })
@@ -189,10 +203,12 @@ describe('paid HTTP routes', () => {
     expect(request.headers.get('content-length')).toBeNull()
     const res = await app.request(request)
     expect(res.status).toBe(413)
+    expect(res.headers.get('x-request-id')).toMatch(UUID)
     expect(await json(res)).toEqual({
       ok: false,
       code: 'payload_too_large',
       error: 'The body exceeds 1 MiB',
+      request_id: res.headers.get('x-request-id'),
     })
   })
 
@@ -200,7 +216,13 @@ describe('paid HTTP routes', () => {
     const { app } = setup()
     const res = await app.request('/nope', { method: 'POST' })
     expect(res.status).toBe(404)
-    expect(await json(res)).toEqual({ ok: false, code: 'not_found', error: 'Not found' })
+    expect(res.headers.get('x-request-id')).toMatch(UUID)
+    expect(await json(res)).toEqual({
+      ok: false,
+      code: 'not_found',
+      error: 'Not found',
+      request_id: res.headers.get('x-request-id'),
+    })
   })
 
   it('answers 503 overloaded with Retry-After when the runner is full, before verify', async () => {
@@ -211,6 +233,7 @@ describe('paid HTTP routes', () => {
     expect(res.headers.get('retry-after')).toBe('2')
     expect(await json(res)).toEqual({
       ok: false,
+      request_id: REQUEST_ID,
       code: 'overloaded',
       error: 'The service is at capacity; nothing was verified, run or charged. Retry shortly',
     })
@@ -229,6 +252,7 @@ describe('paid HTTP routes', () => {
     expect(res.headers.get('payment-response')).toBeNull()
     expect(await json(res)).toEqual({
       ok: false,
+      request_id: REQUEST_ID,
       code: 'tool_timeout',
       error:
         'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',

@@ -6,6 +6,7 @@ import { type PrivateRedis, SYSTEM_REDIS_URL, startPrivateRedis } from '../devne
 import { createRedis, type SharedRedis } from '../redis.js'
 import { toHttpFailure } from './failures.js'
 import { createRateLimit, type RateLimit, type RateLimitOptions } from './rate-limit.js'
+import { requestIds } from './request-id.js'
 
 // The limiter middleware on a minimal app: in memory, on the system Redis (a key prefix of its
 // own per test), and on a Redis that is down (the insurance limiter takes over).
@@ -97,6 +98,42 @@ describe('createRateLimit (in memory)', () => {
       'ratelimit-policy': '"free";q=3;w=60',
       ratelimit: `"free";r=0;t=${retryAfter}`,
     })
+  })
+
+  it("adds the request's id to the envelope and reports each refusal", async () => {
+    let refused = 0
+    const limit = createRateLimit({
+      points: 1,
+      durationSeconds: 60,
+      trustProxyHops: 0,
+      keyPrefix: `test:${randomUUID()}`,
+      onRefused: () => refused++,
+    })
+    if (!limit) throw new Error('limit disabled')
+    const app = new Hono()
+    app.use(requestIds())
+    app.use(limit.middleware)
+    app.get('/stats', (c) => c.json({ ok: true }))
+    const send = (id: string) =>
+      app.request(
+        '/stats',
+        { headers: { 'X-Request-Id': id } },
+        { incoming: { socket: { remoteAddress: '198.51.100.9' } } },
+      )
+    expect((await send('r-1')).status).toBe(200)
+    for (const id of ['r-2', 'r-3']) {
+      const res = await send(id)
+      expect(res.status).toBe(429)
+      expect(res.headers.get('x-request-id')).toBe(id)
+      expect(await res.json()).toEqual({
+        ok: false,
+        error:
+          'Too many unpaid requests: 1 per 60 s per client. Paid calls are not limited. Retry after Retry-After seconds.',
+        code: 'rate_limited',
+        request_id: id,
+      })
+    }
+    expect(refused).toBe(2)
   })
 
   it('counts each client apart, and an IPv6 /64 as one client', async () => {

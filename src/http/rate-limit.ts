@@ -32,6 +32,8 @@ export interface RateLimitOptions {
    * nothing.
    */
   paidPaths?: ReadonlySet<string>
+  /** Called once per request refused with 429 (the operator metrics' `rate_limited_total`). */
+  onRefused?: () => void
 }
 
 /** The quota of one client, as the discovery documents state it. */
@@ -151,6 +153,7 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
   /** The 429 of a refusal: Retry-After and the IETF headers travel with the error. */
   const refusal = (res: IRateLimiterRes) => {
     const seconds = Math.max(1, Math.ceil((res.msBeforeNext ?? duration * 1000) / 1000))
+    options.onRefused?.()
     return new RateLimitedError(message, seconds, {
       'Cache-Control': 'no-store',
       'RateLimit-Policy': policy,

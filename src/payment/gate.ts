@@ -283,15 +283,16 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       return refuse(call, error as PaymentRequiredError)
     }
     const network = presented.matched.network
-    const checked = accepted(await runner.check(call.tool, sourceOf(call)))
+    const refusedBy = <T>(step: () => T) => notingRefusal(call, network, step)
+    const checked = accepted(await refusedBy(() => runner.check(call.tool, sourceOf(call))))
     if (!('bytes' in checked)) return refuse(call, checked, network)
 
     // A full pool refuses the call before anything is verified (nothing reserved: see admit()).
-    const admission = runner.admit()
+    const admission = await refusedBy(() => runner.admit())
     const fp: CallFingerprint = { tool: call.tool.id, inputDigest: checked.digest }
     const keys = [presented.identity.key]
     if (presented.id) keys.unshift(idempotencyKey(presented.id))
-    const held = await claimAll(guard, keys, pendingRecord(fp, presented.identity))
+    const held = await refusedBy(() => claimAll(guard, keys, pendingRecord(fp, presented.identity)))
     const ctx: Context = { call, state, offer, presented, checked, fp, admission, keys }
     const paid = held ? await onHeld(ctx, held.key, held.record) : await fresh(ctx)
     const settlement = await withReceipt(options.receipts, paid.settlement, {
@@ -303,6 +304,24 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       nowSeconds: paid.nowSeconds,
     })
     return { ...paid, settlement }
+  }
+
+  /**
+   * Runs a step before verify whose failure is ours (no room, the guard down, a check that timed
+   * out): the refusal is noted with its code, and costs the client nothing.
+   */
+  async function notingRefusal<T>(
+    call: PaidCall,
+    network: string,
+    step: () => T,
+  ): Promise<Awaited<T>> {
+    try {
+      return await step()
+    } catch (error) {
+      const code = (error as { code?: unknown })?.code
+      note(call, 'refused', network, typeof code === 'string' ? code : 'internal_error')
+      throw error
+    }
   }
 
   /** The 402 of an unpaid request, with the free input check of a body that came with it. */
@@ -335,6 +354,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       )
     } catch (error) {
       await records.release()
+      note(call, 'refused', event.network, (error as { code?: string }).code)
       throw error
     }
     if (!verdict.valid) {

@@ -172,6 +172,54 @@ describe('the tool runner', () => {
     }
   })
 
+  it('reports every run with its outcome and time on the worker, and every refusal', async () => {
+    vi.spyOn(logger, 'error').mockImplementation(() => undefined)
+    const runs: { tool: string; outcome: string; seconds: number }[] = []
+    const rejected: string[] = []
+    const runner = createToolRunner({
+      workers: 1,
+      timeoutMs: 400,
+      queueLimit: 1,
+      catalog: fixtureCatalog,
+      observer: { ran: (r) => runs.push(r), rejected: (reason) => rejected.push(reason) },
+    })
+    try {
+      await runner.warm()
+      for (const id of ['echo', 'refuse', 'range', 'spin']) {
+        await rejection(runner.admit().run(fixture(id), checkedInput({}), 0))
+      }
+      // Full: one call runs 250 ms, one waits, a third is refused at admission; then three
+      // admitted at once (admission reserves nothing), the third past its 400 ms queue deadline.
+      const first = [runner.admit(), runner.admit()].map((a) =>
+        a.run(fixture('sleep'), checkedInput({ n: 250 }), 0),
+      )
+      expect(() => runner.admit()).toThrow(OverloadedError)
+      await Promise.allSettled(first)
+      const three = [runner.admit(), runner.admit(), runner.admit()]
+      await Promise.allSettled(
+        three.map((a) => a.run(fixture('sleep'), checkedInput({ n: 250 }), 0)),
+      )
+      expect(runs.map((r) => `${r.tool} ${r.outcome}`)).toEqual([
+        'echo ok',
+        'refuse tool_error',
+        'range failed',
+        'spin timeout',
+        'sleep ok',
+        'sleep ok',
+        'sleep ok',
+        'sleep ok',
+      ])
+      const spin = runs[3]?.seconds ?? 0
+      expect(spin).toBeGreaterThanOrEqual(0.39)
+      expect(spin).toBeLessThan(5)
+      // Each sleep: 250 ms on the worker; the time it waited in the queue is not counted.
+      for (const r of runs.slice(4)) expect(r.seconds).toBeLessThan(0.4 + 0.25)
+      expect(rejected).toEqual(['admission', 'queue'])
+    } finally {
+      await runner.close()
+    }
+  })
+
   it('sets the queue deadline at max(1, ceil(queue / workers)) budgets', () => {
     expect(worstQueueWaitMs({ workers: 2, queueLimit: 8, timeoutMs: 2000 })).toBe(8000)
     expect(worstQueueWaitMs({ workers: 3, queueLimit: 4, timeoutMs: 1000 })).toBe(2000)

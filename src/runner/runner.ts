@@ -28,6 +28,23 @@ export interface ToolRunnerOptions {
   queueLimit: number
   /** A module exporting `catalog` to run instead of the tool catalogue (unit tests only). */
   catalog?: URL
+  /** Told of every run and every refusal (the operator metrics); absent: nobody is. */
+  observer?: RunnerObserver
+}
+
+/**
+ * What the runner reports as it works. `ran`: a call ended on a worker, `seconds` from its start
+ * there (its wait in the queue excluded); `outcome` `ok`, `tool_error` (the tool's own refusal),
+ * `timeout` (the budget ran out) or `failed` (a crash or bug). `rejected`: a call was refused with
+ * `overloaded` at admission (pool full) or in the queue (past its deadline).
+ */
+export interface RunnerObserver {
+  ran(run: {
+    tool: string
+    outcome: 'ok' | 'tool_error' | 'timeout' | 'failed'
+    seconds: number
+  }): void
+  rejected(reason: 'admission' | 'queue'): void
 }
 
 /**
@@ -339,6 +356,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
 
   function admit(): Admission {
     if (closed || running + waiting.length >= capacity) {
+      options.observer?.rejected('admission')
       throw new OverloadedError(retryAfterSeconds, 'admission')
     }
     let used = false
@@ -360,6 +378,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
                 { tool: tool.id, waited_ms: queueDeadlineMs, running, queued: waiting.length },
                 'tool call refused: no worker within its queue deadline',
               )
+              options.observer?.rejected('queue')
               reject(new OverloadedError(retryAfterSeconds, 'queue'))
             }, queueDeadlineMs),
           }
@@ -412,9 +431,21 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     running++
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(), options.timeoutMs)
+    const started = performance.now()
     const end = (error: unknown, result?: JsonResult) => {
       clearTimeout(timer)
       running--
+      options.observer?.ran({
+        tool: job.task.tool,
+        outcome: result
+          ? 'ok'
+          : error instanceof ToolTimeoutError
+            ? 'timeout'
+            : error instanceof ToolError && error.code !== 'tool_failed'
+              ? 'tool_error'
+              : 'failed',
+        seconds: (performance.now() - started) / 1000,
+      })
       finishJob(job, error, result)
       dispatch()
     }

@@ -525,7 +525,12 @@ describe.each([
   })
 
   it('keeps answering while the store is down and flushes every event exactly once', async () => {
-    const telemetry = await start({ writeTimeoutMs: 300, retryIntervalMs: 50 })
+    const writes: string[] = []
+    const telemetry = await start({
+      writeTimeoutMs: 300,
+      retryIntervalMs: 50,
+      onWrite: (w) => writes.push(w.result),
+    })
     const event = (amount: string): PaymentEvent => ({
       tool: 'hash',
       transport: 'http',
@@ -571,6 +576,12 @@ describe.each([
     // The write cut off by the outage may have committed before the flush repeated it: the
     // rollups still count every event once.
     await expectNoDrift(fx.location, NOW)
+    // Each insert reported: the first committed, the one that met the outage and the retries
+    // failed, the flush that emptied the buffer committed.
+    expect(writes[0]).toBe('ok')
+    expect(writes[1]).toBe('error')
+    expect(writes.at(-1)).toBe('ok')
+    expect(new Set(writes)).toEqual(new Set(['ok', 'error']))
   })
 
   it('prunes raw events past the retention without changing a /stats figure', async () => {

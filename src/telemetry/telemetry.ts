@@ -49,6 +49,11 @@ export interface TelemetryOptions {
   pruneIntervalMs?: number
   /** A store to use instead of the one `databaseUrl` selects (tests, tools). */
   store?: TelemetryStore
+  /**
+   * Told of every insert into the store (the operator metrics): `ok` once committed, `error` when
+   * it failed (the rows went to the buffer), and its duration in seconds.
+   */
+  onWrite?: (write: { result: 'ok' | 'error'; seconds: number }) => void
 }
 
 /** Last-known telemetry state, for GET /health; computed without I/O. */
@@ -135,6 +140,7 @@ export async function createTelemetry(options: TelemetryOptions = {}): Promise<T
     retryIntervalMs: options.retryIntervalMs ?? RETRY_INTERVAL_MS,
     retentionDays: options.retentionDays,
     pruneIntervalMs: options.pruneIntervalMs ?? PRUNE_INTERVAL_MS,
+    onWrite: options.onWrite,
   })
   await start()
   return telemetry
@@ -150,6 +156,7 @@ interface FacadeSettings {
   retryIntervalMs: number
   retentionDays: number | undefined
   pruneIntervalMs: number
+  onWrite: TelemetryOptions['onWrite']
 }
 
 /** Resolves when `promise` settles or after `ms`, whichever comes first; never rejects. */
@@ -192,6 +199,20 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
   let timer: NodeJS.Timeout | undefined
   let pruneTimer: NodeJS.Timeout | undefined
   let pruning: Promise<number> | undefined
+
+  /** `store.insert`, timed for `s.onWrite`. */
+  async function insert(rows: readonly EventRow[]): Promise<void> {
+    if (!s.onWrite) return store.insert(rows)
+    const started = performance.now()
+    const seconds = () => (performance.now() - started) / 1000
+    try {
+      await store.insert(rows)
+    } catch (error) {
+      s.onWrite({ result: 'error', seconds: seconds() })
+      throw error
+    }
+    s.onWrite({ result: 'ok', seconds: seconds() })
+  }
 
   function markDown(error: unknown): void {
     if (!failing) {
@@ -237,7 +258,7 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
         if (buffer.length === 0) await store.ping()
         while (buffer.length > 0) {
           const batch = buffer.slice(0, FLUSH_BATCH_SIZE)
-          await store.insert(batch)
+          await insert(batch)
           // Only this drain removes rows and enqueue only appends, so the batch is the head.
           buffer.splice(0, batch.length)
         }
@@ -319,7 +340,7 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
         return
       }
       try {
-        await store.insert([row])
+        await insert([row])
         markUp()
       } catch (error) {
         markDown(error)

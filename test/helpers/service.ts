@@ -89,19 +89,25 @@ export interface DevService {
  * @param options.payers - funded payers per chain
  * @param options.clock - the tools' clock, so results that hold a time are known in advance
  * @param options.env - extra service environment (e.g. TOOL_WORKERS)
+ * @param options.overrides - more parts to replace (e.g. telemetry); its observer is called after
+ *   the event is collected
  */
 export async function startDevService(options: {
   payers: number
   clock: ToolEnv
   env?: Record<string, string>
+  overrides?: ServiceOverrides
 }): Promise<DevService> {
   const stack = await startDevStack({ payers: options.payers })
   const events: PaymentEvent[] = []
+  const extra = options.overrides?.observer
   try {
     const svc = await startService(stack, options.env ?? {}, {
+      ...options.overrides,
       env: options.clock,
       observer: async (e) => {
         events.push(e)
+        await extra?.(e)
       },
     })
     return {

@@ -69,7 +69,8 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     'No AI model and no upstream call: every result is a deterministic function of the input. ' +
       'Payload contents and raw payer addresses are never stored. Every tool is `POST <path>` with ' +
       `a JSON body (at most ${formatBytes(options.maxBodyBytes)}) and answers \`{ok: true, result}\`; ` +
-      'failures are `{ok: false, error, code}`. Listing and discovery are free.',
+      'failures are `{ok: false, error, code, request_id}` (`request_id` is also the `X-Request-Id` ' +
+      'header of every response: quote it when reporting a problem). Listing and discovery are free.',
     '',
     '## Tools',
     '',

@@ -27,6 +27,9 @@ import { httpPaymentSteps, mcpPaymentSteps, receiptSteps, shortGuidance } from '
 import { statsSchema } from './stats-schema.js'
 import { wellKnownSchema } from './well-known.js'
 
+/** The request id of the failure examples (a UUID, as the service makes them). */
+const EXAMPLE_REQUEST_ID = '0f8e5c2a-6b1d-4c3e-9a7f-2d4b6e8f1a3c'
+
 /** Options of {@link buildOpenApi}. */
 export interface OpenApiOptions {
   tools: readonly ToolDefinition[]
@@ -118,6 +121,14 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
         description: 'With a tool code: offsets, step index or keyword of the failure.',
       },
       input_check: ref('InputCheck'),
+      request_id: {
+        type: 'string',
+        pattern: '^[A-Za-z0-9_=-]{1,128}$',
+        description:
+          'The id of the request, also in its `X-Request-Id` response header: the caller’s own ' +
+          '`X-Request-Id` when it is 1 to 128 characters of `A-Z a-z 0-9 _ - =`, else a UUID. ' +
+          'Quote it when reporting a problem.',
+      },
     },
     required: ['ok', 'error', 'code'],
   }
@@ -126,6 +137,7 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
     error,
     code,
     ...extra,
+    request_id: EXAMPLE_REQUEST_ID,
   })
   const headers = {
     PaymentRequired: {
@@ -424,6 +436,7 @@ function freePaths(base: string, toolCount: number) {
               ok: false,
               error: 'Telemetry storage is temporarily unavailable',
               code: 'telemetry_unavailable',
+              request_id: EXAMPLE_REQUEST_ID,
             },
           }),
         },
@@ -621,7 +634,8 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
           .join('\n')}\n- Per tool: the limits in each operation's description.\n\n` +
         `Every limit, with its configuration variable and error code: \`${LIMITS_DOC}\` in the ` +
         'service sources.\n\n' +
-        `Every failure is \`{ok: false, error, code}\`; the codes are the \`ErrorCode\` enum. ` +
+        `Every failure is \`{ok: false, error, code, request_id}\`; the codes are the \`ErrorCode\` enum, ` +
+        'and `request_id` is also the `X-Request-Id` header of every response. ' +
         `Agents: see ${base}/llms.txt.`,
       'x-guidance': shortGuidance(base),
     },
