@@ -7,13 +7,7 @@ import { createRateLimit } from './http/rate-limit.js'
 import { createLifecycle, type Lifecycle } from './lifecycle.js'
 import { resolveAllowList } from './mcp/dns-rebinding.js'
 import { registerMcp } from './mcp/server.js'
-import {
-  createMetrics,
-  facilitatorHost,
-  type Metrics,
-  metricsEndpoint,
-  timedFacilitator,
-} from './metrics/index.js'
+import { createMetrics, type Metrics, metricsEndpoint, timedFacilitator } from './metrics/index.js'
 import { assertPaidCallBudget, worstSettleMs } from './payment/budget.js'
 import {
   createFacilitatorLink,

@@ -105,7 +105,7 @@ describe('the default rate limit and paying clients', () => {
         })) as CallToolResult
         codes.push(
           paid.isError
-            ? String((paid._meta?.['payload-tools/failure'] as { code: string }).code)
+            ? String((paid._meta?.['payload-tools/failure'] as { code?: string } | undefined)?.code)
             : 'ok',
         )
         if (i % 25 === 0) await mcp.listTools()
