@@ -97,13 +97,25 @@ async function signedMcp(name: string, args: unknown, rail: Rail = 'evm', payer 
   return (await payerClient(payerKeys(stack, rail, payer), rail)).createPaymentPayload(required)
 }
 
-const failureOf = (result: CallToolResult) =>
-  result._meta?.['payload-tools/failure'] as { code: string; error: string } & Record<
-    string,
-    unknown
-  >
-
 const codeOf = async (res: Response) => ((await json(res)) as { code?: string }).code
+
+/**
+ * A failure envelope without its `request_id`, which must be the response's `X-Request-Id` (the
+ * rest is compared exactly: the same for every request).
+ */
+async function envelope(res: Response): Promise<Record<string, unknown>> {
+  const { request_id, ...rest } = (await json(res)) as Record<string, unknown>
+  expect(request_id).toBe(res.headers.get('x-request-id'))
+  return rest
+}
+
+/** An MCP failure envelope without its `request_id`. */
+const failureOf = (result: CallToolResult) => {
+  const failure = (result._meta?.['payload-tools/failure'] ?? {}) as Record<string, unknown>
+  const { request_id, ...rest } = failure
+  expect(typeof request_id).toBe('string')
+  return rest as { code: string; error: string } & Record<string, unknown>
+}
 
 describe('a client-supplied schema is never compiled or run', () => {
   // Before: @x402/extensions compiled the echoed `schema` with a new Ajv and ran it on the event
@@ -132,7 +144,7 @@ describe('a client-supplied schema is never compiled or run', () => {
     ])
     expect(health.status).toBe(200)
     expect(res.status).toBe(402)
-    expect(await json(res)).toEqual({ ok: false, error: message, code: 'invalid_payment' })
+    expect(await envelope(res)).toEqual({ ok: false, error: message, code: 'invalid_payment' })
     expect(facilitator().verify).toBe(before.verify)
   }, 30_000)
 
@@ -156,7 +168,7 @@ describe('one payment, a bounded number of answers', () => {
       statuses.push((await post(svc, '/json-validate', body, payment)).status)
     expect(statuses).toEqual([200, 200, 200, 200, 402, 402])
     const last = await post(svc, '/json-validate', body, payment)
-    expect(await json(last)).toEqual({
+    expect(await envelope(last)).toEqual({
       ok: false,
       error:
         'This payment was already answered 3 more times (REPLAY_LIMIT) in the last 120 seconds: its replays are used up; sign a new one',
@@ -269,13 +281,13 @@ describe('a payment-identifier id belongs to its payer', () => {
       '{"input":"guess","secret":"k"}',
     ]) {
       const res = await post(svc, '/hmac', body, await signed(svc, '/hmac', body, 'evm', 1, id))
-      answers.push([res.status, await json(res)])
+      answers.push([res.status, await envelope(res)])
     }
     // A payment that does not even verify: the victim's id on a copy with a forged signature.
     const forged = await signed(svc, '/hmac', secret, 'evm', 1, id)
     ;(forged.payload as { signature: string }).signature = `0x${'11'.repeat(65)}`
     const junk = await post(svc, '/hmac', secret, forged)
-    answers.push([junk.status, await json(junk)])
+    answers.push([junk.status, await envelope(junk)])
     for (const answer of answers) expect(answer).toEqual([409, conflict])
     expect(await payToBalance(stack, 'evm')).toBe(before.payTo)
     expect(await stack.evm.usdcBalance(stack.evm.payers[1]?.address ?? '0x')).toBe(before.attacker)
@@ -453,7 +465,7 @@ describe('settlement in doubt, told truthfully', () => {
     faults().settleFailures = 1
     const first = await post(svc, '/hash', body, payment)
     expect(first.status).toBe(503)
-    expect(await json(first)).toEqual({
+    expect(await envelope(first)).toEqual({
       ok: false,
       error:
         'The tool ran, but the settlement outcome is unknown: the payment may have moved. Retry the same payment for the same input within 120 s to get the result once it settles',
@@ -490,7 +502,7 @@ describe('settlement in doubt, told truthfully', () => {
       // Its retry: the official facilitator refuses an authorization whose nonce is used.
       const retry = await post(quick, '/hash', body, payment)
       expect(retry.status).toBe(402)
-      expect(await json(retry)).toEqual({
+      expect(await envelope(retry)).toEqual({
         ok: false,
         error: 'Settlement failed: invalid_exact_evm_nonce_already_used; the result is withheld',
         code: 'settlement_failed',

@@ -296,9 +296,10 @@ describe.skipIf(unavailable)('the container image (podman)', () => {
     const health = await json(await fetch(`${base}/health`))
     expect(health.status).toBe('ok')
     expect(health.checks.facilitator.status).toBe('ok')
+    const facilitator = new URL(stack.facilitatorUrl).host
     expect(health.checks.rails.networks).toEqual([
-      { id: 'evm', network: 'eip155:8453', live: true },
-      { id: 'solana', network: stack.solana.network, live: true },
+      { id: 'evm', network: 'eip155:8453', live: true, facilitator },
+      { id: 'solana', network: stack.solana.network, live: true, facilitator },
     ])
     expect((await podman(['healthcheck', 'run', NAME])).code).toBe(0)
     const [container] = JSON.parse(await podmanOk(['inspect', NAME])) as [
@@ -326,9 +327,10 @@ describe.skipIf(unavailable)('the container image (podman)', () => {
     })
   })
 
-  it('keeps the SQLite store and the generated salt in the /app/data volume, as user node', async () => {
+  it('keeps the SQLite store, the generated salt and receipt key in the /app/data volume, as user node', async () => {
     const files = await podmanOk(['exec', NAME, 'sh', '-c', 'stat -c "%n %U" /app/data/*'])
     expect(files.trim().split('\n').sort()).toEqual([
+      '/app/data/receipt-signing-key node',
       '/app/data/telemetry-salt node',
       '/app/data/telemetry.sqlite node',
       '/app/data/telemetry.sqlite-shm node',

@@ -83,8 +83,9 @@ describe('two facilitators in order', () => {
     a.faults.settleDelayMs = TIMEOUT_MS + 2_000
     try {
       const { res, before } = await paidCall('evm', 1, 'slow-settle')
+      // The settle may have landed: 503 settlement_unknown, never facilitator_unavailable.
       expect(res.status).toBe(503)
-      expect((await json(res)).code).toBe('facilitator_unavailable')
+      expect((await json(res)).code).toBe('settlement_unknown')
       expect(b.requests).toEqual(start.b)
       expect(a.requests.settle - start.a.settle).toBe(1)
       // A finishes the settle it was sent after the service gave up: that is the one transfer.

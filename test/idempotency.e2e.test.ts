@@ -199,6 +199,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
         error:
           'This payment-identifier id is held by another payment; nothing was charged. Use a new, random id',
         code: 'payment_identifier_conflict',
+        request_id: other.headers.get('x-request-id'),
       })
     }
     const after = await snapshot()

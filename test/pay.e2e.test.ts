@@ -102,9 +102,12 @@ describe('npm run pay', () => {
       },
     })
     const lines = result.stderr.trimEnd().split('\n')
-    expect(lines).toHaveLength(2)
+    expect(lines).toHaveLength(3)
     expect(lines[0]).toMatch(/^HTTP 200 in \d+ ms \(402 -> sign -> paid request\)$/)
     expect(lines[1]).toMatch(/^settled: true on eip155:8453, transaction 0x[0-9a-f]{64}$/)
+    expect(lines[2]).toMatch(
+      /^receipt: signed by the service \(key [\w-]{43}\); input digest matches, result digest matches$/,
+    )
     expect((await payToBalance(stack, 'evm')) - before).toBe(1000n)
   })
 
@@ -118,7 +121,7 @@ describe('npm run pay', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true })
     expect(result.stderr).toMatch(
       new RegExp(
-        `^HTTP 200 in \\d+ ms \\(402 -> sign -> paid request\\)\\nsettled: true on ${stack.solana.network}, transaction \\w+\\n$`,
+        `^HTTP 200 in \\d+ ms \\(402 -> sign -> paid request\\)\\nsettled: true on ${stack.solana.network}, transaction \\w+\\nreceipt: signed by the service \\(key [\\w-]{43}\\); input digest matches, result digest matches\\n$`,
       ),
     )
     expect((await payToBalance(stack, 'solana')) - before).toBe(3000n)

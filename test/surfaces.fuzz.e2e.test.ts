@@ -91,20 +91,51 @@ const jsonCase = (tool: ToolDefinition) =>
 const anyBody = (tool: ToolDefinition) =>
   fc.oneof({ arbitrary: jsonCase(tool), weight: 4 }, { arbitrary: nonJson, weight: 1 })
 
-/**
- * What the gate will make of a body: empty, not JSON, or JSON whose Zod check passes or fails.
- * Decoded as `Request.text()` does (WHATWG "UTF-8 decode": a leading BOM dropped, invalid
- * sequences replaced by U+FFFD), since that is what the HTTP adapter parses.
- */
-function expectation(tool: ToolDefinition, body: Body): 'not_json' | 'empty' | 'invalid' | 'valid' {
-  const text = new TextDecoder().decode(body.bytes)
-  if (text.trim() === '') return 'empty'
-  try {
-    return tool.input.safeParse(JSON.parse(text)).success ? 'valid' : 'invalid'
-  } catch {
-    return 'not_json'
-  }
+/** What the gate will make of a body, with the tool code of a shape refusal. */
+interface Expected {
+  kind: 'not_json' | 'empty' | 'invalid' | 'refused' | 'valid'
+  code?: string
 }
+
+/**
+ * What the gate will make of a body: empty, not JSON, or JSON whose Zod check fails, whose shape
+ * the tool refuses (`tool.check`: a number such as 1e400, nesting beyond 128 levels, a lone
+ * surrogate; refused before payment with the tool's code), or that passes. Decoded as
+ * `Request.text()` does (WHATWG "UTF-8 decode": a leading BOM dropped, invalid sequences replaced
+ * by U+FFFD), as the input checker does.
+ */
+function expectation(tool: ToolDefinition, body: Body): Expected {
+  const text = new TextDecoder().decode(body.bytes)
+  if (text.trim() === '') return { kind: 'empty' }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return { kind: 'not_json' }
+  }
+  return shapeOf(tool, value)
+}
+
+/** Whether a parsed input passes the tool's schema, then its shape check. */
+function shapeOf(tool: ToolDefinition, value: unknown): Expected {
+  const parsed = tool.input.safeParse(value)
+  if (!parsed.success) return { kind: 'invalid' }
+  try {
+    tool.check(parsed.data)
+  } catch (error) {
+    if (error instanceof ToolError) return { kind: 'refused', code: error.code }
+    throw error
+  }
+  return { kind: 'valid' }
+}
+
+/** The code of the 400 a paid call with such a body gets. */
+const refusalCode = (expected: Expected) =>
+  expected.kind === 'invalid'
+    ? 'invalid_request'
+    : expected.kind === 'refused'
+      ? expected.code
+      : 'invalid_json'
 
 /**
  * Checks the failure envelope: exactly ok/error/code/request_id plus the documented extras, a
@@ -212,7 +243,7 @@ describe('fuzzing the HTTP surface', () => {
             expect(res.status).toBe(402)
             expectEnvelope(envelope, 402)
             expect(envelope.code).toBe('payment_required')
-            const kind = expectation(tool, body)
+            const { kind } = expectation(tool, body)
             if (kind === 'empty') expect(envelope.input_check).toBeUndefined()
             else expect(envelope.input_check.valid).toBe(kind === 'valid')
             const required = decodePaymentRequiredHeader(res.headers.get('PAYMENT-REQUIRED') ?? '')
@@ -237,8 +268,8 @@ describe('fuzzing the HTTP surface', () => {
         fc.asyncProperty(
           toolArb.chain((tool) => fc.tuple(fc.constant(tool), anyBody(tool))),
           async ([tool, body]) => {
-            const kind = expectation(tool, body)
-            fc.pre(kind !== 'valid')
+            const expected = expectation(tool, body)
+            fc.pre(expected.kind !== 'valid')
             const res = await postHttp(tool, body, {
               'PAYMENT-SIGNATURE': headers.get(tool.id) as string,
             })
@@ -249,7 +280,7 @@ describe('fuzzing the HTTP surface', () => {
             }
             expect(res.status).toBe(400)
             expectEnvelope(envelope, 400)
-            expect(envelope.code).toBe(kind === 'invalid' ? 'invalid_request' : 'invalid_json')
+            expect(envelope.code).toBe(refusalCode(expected))
           },
         ),
         fuzzParameters('HTTP paid, invalid body', scaledRuns(120)),
@@ -331,7 +362,7 @@ describe('fuzzing the MCP surface', () => {
             const envelope = result._meta?.[FAILURE_META_KEY] as Record<string, unknown>
             expectEnvelope(envelope, 402)
             expect(envelope.code).toBe('payment_required')
-            const valid = tool.input.safeParse(JSON.parse(c.text)).success
+            const valid = shapeOf(tool, JSON.parse(c.text)).kind === 'valid'
             expect((envelope.input_check as { valid: boolean }).valid).toBe(valid)
             expect((result.structuredContent as unknown as PaymentRequired).accepts).toHaveLength(2)
           },
@@ -344,7 +375,7 @@ describe('fuzzing the MCP surface', () => {
   )
 
   it(
-    'paid with invalid arguments: invalid_request, facilitator never called, balances unchanged',
+    'paid with invalid arguments: invalid_request or the shape code, facilitator never called, balances unchanged',
     async () => {
       const payments = new Map<string, PaymentPayload>()
       for (const tool of catalog) payments.set(tool.id, await signFor(tool, 'mcp', 'evm', 0))
@@ -353,7 +384,8 @@ describe('fuzzing the MCP surface', () => {
         fc.asyncProperty(
           toolArb.chain((tool) => fc.tuple(fc.constant(tool), objectCase(tool))),
           async ([tool, c]) => {
-            fc.pre(!tool.input.safeParse(JSON.parse(c.text)).success)
+            const expected = shapeOf(tool, JSON.parse(c.text))
+            fc.pre(expected.kind !== 'valid')
             const request = mcpCall(tool, c.text, payments.get(tool.id))
             const res = await postMcpRaw(request)
             if (request.length > MAX_BODY_BYTES) {
@@ -364,7 +396,7 @@ describe('fuzzing the MCP surface', () => {
             expect(result.isError).toBe(true)
             const envelope = result._meta?.[FAILURE_META_KEY] as Record<string, unknown>
             expectEnvelope(envelope, 400)
-            expect(envelope.code).toBe('invalid_request')
+            expect(envelope.code).toBe(refusalCode(expected))
             expect(result.structuredContent).toEqual(envelope)
           },
         ),

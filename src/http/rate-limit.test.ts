@@ -128,7 +128,7 @@ describe('createRateLimit (in memory)', () => {
       expect(await res.json()).toEqual({
         ok: false,
         error:
-          'Too many unpaid requests: 1 per 60 s per client. Paid calls are not limited. Retry after Retry-After seconds.',
+          'Too many unpaid requests: 1 per 60 s per client. Paying clients are never limited by their paid calls. Retry after Retry-After seconds.',
         code: 'rate_limited',
         request_id: id,
       })
