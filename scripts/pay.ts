@@ -8,7 +8,7 @@
  *
  * Environment: SERVICE_URL (default http://127.0.0.1:8402), PAYER_PRIVATE_KEY (EVM, hex),
  * PAYER_SOLANA_SECRET_KEY (base58), SOLANA_RPC_URL (the Solana RPC the client reads the mint and
- * a blockhash from), SOLANA_NETWORK (default mainnet).
+ * a blockhash from), SOLANA_NETWORK (default: mainnet or devnet, whichever the 402 offers).
  */
 import { parseArgs } from 'node:util'
 import { getBase58Encoder } from '@solana/kit'
@@ -47,7 +47,7 @@ async function main(): Promise<number> {
     keys.solana = {
       secretKey: new Uint8Array(getBase58Encoder().encode(secret)),
       rpcUrl,
-      network: (process.env.SOLANA_NETWORK ?? 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp') as Network,
+      network: process.env.SOLANA_NETWORK as Network | undefined,
     }
   }
   const pay = await paidFetch(keys, rail)

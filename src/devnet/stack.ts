@@ -9,13 +9,18 @@ import {
 import { freePort } from './ports.js'
 import { registerDevSvmScheme } from './solana/facilitator-scheme.js'
 import { type SolanaDevnet, startSolanaDevnet } from './solana/index.js'
+import type { Stage } from './stage.js'
 
 /**
  * Everything a paid call needs, offline: a local Base chain (anvil, chain id 8453, USDC at the real
  * address), a local Solana VM (litesvm behind a JSON-RPC server, USDC at the real mint), and the
- * official `@x402/core` facilitator with the EVM and SVM `exact` schemes, served over HTTP.
+ * official `@x402/core` facilitator with the EVM and SVM `exact` schemes, served over HTTP. On the
+ * testnet stage the chains pose as Base Sepolia (chain id 84532, USDC named "USDC" at its Sepolia
+ * address) and Solana devnet (the devnet USDC mint).
  */
 export interface DevStack {
+  /** Which networks the chains pose as. */
+  stage: Stage
   evm: EvmDevnet
   solana: SolanaDevnet
   /** Base URL of the facilitator (`/verify`, `/settle`, `/supported`). */
@@ -23,8 +28,9 @@ export interface DevStack {
   /** Requests the facilitator received since the stack started, by endpoint (live counters). */
   facilitatorRequests: Readonly<FacilitatorRequestCounts>
   /**
-   * The service's environment for this stack: FACILITATOR_URL and both payTo addresses (the USDC
-   * addresses and the Solana network are the defaults, as on mainnet).
+   * The service's environment for this stack: FACILITATOR_URL, both payTo addresses, the Solana
+   * network and X402_NETWORK (the USDC addresses and EIP-712 domain are the stage's defaults, as
+   * on the real networks).
    */
   serviceEnv: Record<string, string>
   /** Stops the facilitator server (tests of the fail-closed path); the chains keep running. */
@@ -40,6 +46,8 @@ export interface DevStackOptions {
   payers?: number
   /** Facilitator port; a free one by default. */
   facilitatorPort?: number
+  /** `testnet`: pose as Base Sepolia and Solana devnet; default `mainnet`. */
+  stage?: Stage
 }
 
 /**
@@ -53,12 +61,17 @@ export interface DevStackOptions {
  */
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
   const payers = options.payers ?? 3
+  const stage = options.stage ?? 'mainnet'
   const [evm, solana] = await Promise.all([
-    startEvmDevnet({ payers }),
-    startSolanaDevnet({ payers }),
+    startEvmDevnet({ payers, stage }),
+    startSolanaDevnet({ payers, stage }),
   ])
   const facilitator = new x402Facilitator()
-  registerDevEvmScheme(facilitator, { rpcUrl: evm.rpcUrl, privateKey: evm.facilitatorPrivateKey })
+  registerDevEvmScheme(facilitator, {
+    rpcUrl: evm.rpcUrl,
+    privateKey: evm.facilitatorPrivateKey,
+    stage,
+  })
   registerDevSvmScheme(facilitator, {
     rpcUrl: solana.rpcUrl,
     feePayerSecretKey: solana.feePayer.secretKey,
@@ -73,6 +86,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   const facilitatorUrl = server.url
 
   return {
+    stage,
     evm,
     solana,
     facilitatorUrl,
@@ -82,6 +96,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       PAY_TO_EVM: evm.payTo,
       PAY_TO_SOLANA: solana.payTo,
       SOLANA_NETWORK: solana.network,
+      X402_NETWORK: stage,
     },
     async stopFacilitator() {
       await server?.stop()
