@@ -152,3 +152,115 @@ describe('the testnet stage on the devnet', () => {
     expect(await payToBalance(dev.stack, 'evm')).toBe(before.payTo)
   })
 })
+
+describe('the discovery surfaces on the testnet stage', () => {
+  const NOTE = '(test networks: faucet USDC, no value)'
+  const summary = `${catalog.length} deterministic payload utilities (${catalog.map((t) => t.title).join(', ')}) for developers and AI agents, paid per call in USDC with x402 v2 on Base Sepolia and Solana devnet ${NOTE}.`
+  const get = async (path: string) => {
+    const res = await fetch(`${dev.svc.baseUrl}${path}`)
+    expect(res.status, path).toBe(200)
+    return res
+  }
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON documents, asserted field by field
+  const document = async (path: string): Promise<any> => (await get(path)).json()
+
+  it('llms.txt names the test networks with their identifiers', async () => {
+    const text = await (await get('/llms.txt')).text()
+    expect(text).toContain(`> ${summary}\n`)
+    expect(text).toContain(
+      `(USDC on Base Sepolia \`${SEPOLIA}\` or Solana devnet \`${SOLANA_DEVNET}\` ${NOTE})`,
+    )
+    expect(text).not.toMatch(/eip155:8453\b|Solana mainnet/)
+  })
+
+  it('OpenAPI names them and prices every operation on them', async () => {
+    const doc = await document('/openapi.json')
+    expect(doc.info.summary).toBe(summary)
+    expect(doc.info['x-guidance']).toContain(`USDC on Base Sepolia or Solana devnet ${NOTE})`)
+    expect(doc.paths[hash.path].post['x-payment-info'].x402.accepts).toEqual([
+      { network: SEPOLIA, asset: SEPOLIA_USDC, payTo: dev.stack.evm.payTo, amount: hash.price },
+      {
+        network: SOLANA_DEVNET,
+        asset: DEVNET_USDC,
+        payTo: dev.stack.solana.payTo,
+        amount: hash.price,
+      },
+    ])
+  })
+
+  it('/capabilities lists the live rails as test networks', async () => {
+    const body = await document('/capabilities')
+    expect(body.description).toBe(summary)
+    expect(body.x402.rails).toEqual([
+      {
+        network: SEPOLIA,
+        name: 'Base Sepolia',
+        testnet: true,
+        asset: SEPOLIA_USDC,
+        payTo: dev.stack.evm.payTo,
+      },
+      {
+        network: SOLANA_DEVNET,
+        name: 'Solana devnet',
+        testnet: true,
+        asset: DEVNET_USDC,
+        payTo: dev.stack.solana.payTo,
+      },
+    ])
+  })
+
+  it('/.well-known/x402 names them', async () => {
+    const body = await document('/.well-known/x402')
+    expect(body.description).toBe(summary)
+    expect(body.instructions).toContain(
+      `one entry per rail: USDC on Base Sepolia or Solana devnet ${NOTE};`,
+    )
+  })
+
+  it('the landing page carries a visible testnet banner and names the networks', async () => {
+    const page = await (await get('/')).text()
+    expect(page).toContain(
+      '<title>Testnet · Payload Tools: payload utilities paid per call with x402</title>',
+    )
+    expect(page).toContain(
+      '<p><strong class="stage-label">Testnet</strong> Payments here settle on Base Sepolia and Solana devnet: faucet USDC with no value, no real money.',
+    )
+    expect(page).toContain(
+      '<p class="eyebrow">x402 v2 · USDC on Base Sepolia and Solana devnet</p>',
+    )
+    expect(page).toContain('<h4>Base Sepolia</h4>')
+    expect(page).toContain('<h4>Solana devnet</h4>')
+    expect(page).toContain(`client.register(&#39;${SEPOLIA}&#39;`)
+  })
+
+  it('the MCP endpoint names them in initialize and tools/list', async () => {
+    const rpc = async (method: string, params: Record<string, unknown>) => {
+      const res = await fetch(`${dev.svc.baseUrl}/mcp`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      })
+      expect(res.status).toBe(200)
+      return ((await res.json()) as { result: Record<string, unknown> }).result
+    }
+    const init = await rpc('initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'testnet-test', version: '1' },
+    })
+    expect(init.instructions).toContain(
+      `${summary} initialize, ping and tools/list are free. Every tools/call is paid with x402 v2 (scheme exact, USDC on Base Sepolia or Solana devnet ${NOTE}):`,
+    )
+    const { tools } = (await rpc('tools/list', {})) as {
+      tools: { name: string; description: string; _meta: Record<string, { networks: string[] }> }[]
+    }
+    const listed = tools.find((t) => t.name === hash.mcpName)
+    expect(listed?.description).toContain(
+      '(x402 v2, scheme exact, on Base Sepolia or Solana devnet)',
+    )
+    expect(listed?._meta['x402/price']?.networks).toEqual([SEPOLIA, SOLANA_DEVNET])
+  })
+})

@@ -448,7 +448,7 @@ function freePaths(base: string, toolCount: number) {
  */
 export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
   const base = options.publicBaseUrl
-  const summary = serviceSummary(options.tools)
+  const summary = serviceSummary(options.tools, options.rails)
   const schemas: Record<string, JsonSchema> = {}
   const paths: Record<string, unknown> = {}
   for (const tool of options.tools) {
@@ -506,7 +506,7 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
       description:
         `${summary} No AI model and no upstream call: output is a deterministic function ` +
         'of the input. Payload contents and raw payer addresses are not stored.\n\n' +
-        `## Paying over HTTP\n\n${steps(httpPaymentSteps())}\n\n` +
+        `## Paying over HTTP\n\n${steps(httpPaymentSteps(options.rails))}\n\n` +
         `## Paying over MCP\n\n${steps(mcpPaymentSteps(base))}\n\n` +
         `## Limits\n\n${limitLines(options.limits)
           .map((line) => `- ${line}`)
@@ -515,7 +515,7 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
         'service sources.\n\n' +
         `Every failure is \`{ok: false, error, code}\`; the codes are the \`ErrorCode\` enum. ` +
         `Agents: see ${base}/llms.txt.`,
-      'x-guidance': shortGuidance(base),
+      'x-guidance': shortGuidance(base, options.rails),
     },
     servers: [{ url: base, description: 'This deployment.' }],
     tags: [
