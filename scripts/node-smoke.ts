@@ -16,6 +16,10 @@
  *    native module) in the temp directory.
  * 5. One paid call per rail with the official client: 200, the receipt, payTo up by exactly the
  *    price; /stats counts both calls (written through better-sqlite3); SIGTERM exits 0.
+ * 6. The built SQLite telemetry core in a worker thread on that node: 2,000 pings (as during a
+ *    store outage), then idle while V8's memory reducer runs. better-sqlite3 12 on Node 24 aborts
+ *    the process when it collects a statement there (src/telemetry/sqlite-db.ts); this catches
+ *    any statement that becomes garbage again.
  *
  * Exit 0 when it passed, or when the node cannot be fetched (no registry, another platform than
  * linux-x64): it then says SKIPPED and why. Exit 1 on any failure after that.
@@ -295,6 +299,55 @@ async function startService(nodeBin: string, app: string, stack: DevStack) {
   return { url, child }
 }
 
+/**
+ * Step 6: the telemetry core of the build under GC in an idle worker thread, on `nodeBin`.
+ *
+ * @throws Error when the process dies (SIGABRT from better-sqlite3 on Node 24) or a round fails
+ */
+async function telemetryGcCheck(nodeBin: string, app: string): Promise<void> {
+  const script = join(app, 'gc-check.mjs')
+  writeFileSync(
+    script,
+    `import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads'
+import { setTimeout as sleep } from 'node:timers/promises'
+if (isMainThread) {
+  const worker = new Worker(new URL(import.meta.url), { workerData: process.argv[2] })
+  worker.on('message', (line) => console.log(line))
+  worker.on('exit', (code) => console.log('worker exit', code))
+} else {
+  const { createSqliteCore } = await import('./dist/telemetry/sqlite-db.js')
+  const core = createSqliteCore(workerData)
+  core.migrate(() => {})
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < 2000; i++) core.ping()
+    let garbage = []
+    for (let i = 0; i < 200000; i++) garbage.push({ i })
+    garbage = null
+    await sleep(4000)
+    parentPort.postMessage('round ' + round + ' survived')
+  }
+  core.close()
+}
+`,
+  )
+  try {
+    const { stdout } = await execFile(nodeBin, [script, join(app, 'gc-check.sqlite')], {
+      cwd: app,
+      timeout: 60_000,
+    })
+    expectEqual('telemetry GC check', stdout.trim().split('\n'), [
+      'round 0 survived',
+      'round 1 survived',
+      'worker exit 0',
+    ])
+  } catch (error) {
+    const e = error as { signal?: string; stderr?: string; message: string }
+    throw new Error(
+      `telemetry GC check: ${e.signal ? `killed by ${e.signal}` : e.message.split('\n')[0]}\n${(e.stderr ?? '').split('\n').slice(0, 3).join('\n')}`,
+    )
+  }
+}
+
 function expectEqual(what: string, actual: unknown, expected: unknown): void {
   if (JSON.stringify(actual) !== JSON.stringify(expected)) {
     throw new Error(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`)
@@ -389,6 +442,8 @@ async function main(): Promise<number> {
     const exit = await service.child.stop({ signal: 'SIGTERM', graceMs: 20_000 })
     expectEqual('exit after SIGTERM', exit, { code: 0, signal: null })
     service = undefined
+    await telemetryGcCheck(nodeBin, app)
+    lap('the telemetry core survived GC in an idle worker thread')
   } catch (error) {
     if (service) out(`service log:\n${service.child.logTail(3_000)}`)
     throw error
