@@ -60,7 +60,21 @@ export interface Figures {
   rows: { events: number; hourly: number; payers: number; calls: number }
 }
 
+/**
+ * Opens `path` with the job's driver. Statements are prepared once per SQL and kept for the life
+ * of the worker, for both drivers alike: better-sqlite3 12 on Node 24 aborts the process when V8
+ * collects a statement outside a JavaScript context (src/telemetry/sqlite-db.ts).
+ */
 function open(job: Job, path: string): Connection {
+  const cache = new Map<string, Statement>()
+  const once = (sql: string, make: () => Statement) => {
+    let statement = cache.get(sql)
+    if (!statement) {
+      statement = make()
+      cache.set(sql, statement)
+    }
+    return statement
+  }
   if (job.driver === 'better-sqlite3') {
     const Database = createRequire(join(job.modules, 'noop.js'))('better-sqlite3') as new (
       path: string,
@@ -71,26 +85,30 @@ function open(job: Job, path: string): Connection {
       close(): void
     }
     const db = new Database(path, { timeout: 200 })
+    const prepare = (sql: string, bigints?: boolean) =>
+      once(sql, () => (bigints ? db.prepare(sql).safeIntegers(true) : db.prepare(sql)))
     return {
       exec: (sql) => db.exec(sql),
-      prepare: (sql, bigints) => (bigints ? db.prepare(sql).safeIntegers(true) : db.prepare(sql)),
+      prepare,
       close: () => db.close(),
-      version: String(db.prepare('SELECT sqlite_version() AS v').get()?.v),
+      version: String(prepare('SELECT sqlite_version() AS v').get()?.v),
     }
   }
   const { DatabaseSync } = createRequire(import.meta.url)(
     'node:sqlite',
   ) as typeof import('node:sqlite')
   const db = new DatabaseSync(path, { timeout: 200 })
-  return {
-    exec: (sql) => db.exec(sql),
-    prepare: (sql, bigints) => {
+  const prepare = (sql: string, bigints?: boolean) =>
+    once(sql, () => {
       const statement = db.prepare(sql)
       if (bigints) statement.setReadBigInts(true)
       return statement as unknown as Statement
-    },
+    })
+  return {
+    exec: (sql) => db.exec(sql),
+    prepare,
     close: () => db.close(),
-    version: String(db.prepare('SELECT sqlite_version() AS v').get()?.v),
+    version: String(prepare('SELECT sqlite_version() AS v').get()?.v),
   }
 }
 
