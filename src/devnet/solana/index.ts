@@ -68,7 +68,8 @@ export interface SolanaDevnet {
 /**
  * Starts a local Solana network for dev and tests: litesvm (real SPL Token, Associated Token,
  * Memo and ComputeBudget programs) behind a JSON-RPC server, with the USDC mint at its mainnet
- * address, a funded fee payer, a payTo wallet and funded payers. Accounts derive from `seed`, so
+ * address (its devnet address with `stage: 'testnet'`), a funded fee payer, a payTo wallet and
+ * funded payers. Accounts derive from `seed`, so
  * their keys are public: never use them on a real cluster.
  *
  * @example
