@@ -10,7 +10,7 @@
  *
  * Environment: SERVICE_URL (default http://127.0.0.1:8402), PAYER_PRIVATE_KEY (EVM, hex),
  * PAYER_SOLANA_SECRET_KEY (base58), SOLANA_RPC_URL (the Solana RPC the client reads the mint and
- * a blockhash from), SOLANA_NETWORK (default mainnet).
+ * a blockhash from), SOLANA_NETWORK (default: mainnet or devnet, whichever the 402 offers).
  */
 import { runPay } from '../src/devnet/pay-command.js'
 

@@ -54,6 +54,11 @@ const hostName = z
 const origin = z
   .string()
   .regex(/^(?:\*|https?:\/\/[^/?#\s]+\/?)$/, 'each entry must be "*" or an http(s) origin')
+/** An EIP-712 domain name or version: printable text, as a token's contract returns it. */
+const eip712Field = z
+  .string()
+  .max(64)
+  .regex(/^[\x20-\x7e]+$/, "must be printable ASCII (the token contract's EIP-712 name or version)")
 /** A signature as x402scan reads it: 0x-hex (EVM, EIP-191) or base58 (Solana, ed25519). */
 const ownershipProof = z
   .string()
@@ -81,14 +86,17 @@ const envSchema = z.object({
   CDP_API_KEY_SECRET: apiKeyPart,
   PAYAI_API_KEY_ID: apiKeyPart,
   PAYAI_API_KEY_SECRET: apiKeyPart,
+  X402_NETWORK: z.enum(['mainnet', 'testnet']).default('mainnet'),
   PAY_TO_EVM: evmAddress.optional(),
   PAY_TO_SOLANA: solanaAddress.optional(),
-  USDC_EVM: evmAddress.default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
-  USDC_SOLANA: solanaAddress.default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
+  USDC_EVM: evmAddress.optional(),
+  USDC_EVM_NAME: eip712Field.optional(),
+  USDC_EVM_VERSION: eip712Field.optional(),
+  USDC_SOLANA: solanaAddress.optional(),
   SOLANA_NETWORK: z
     .string()
     .regex(/^solana:[1-9A-HJ-NP-Za-km-z]{32}$/, 'must be a CAIP-2 solana network')
-    .default('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'),
+    .optional(),
   RAIL_ORDER: z.enum(['evm,solana', 'solana,evm']).default('evm,solana'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DATABASE_URL: z.string().optional(),
@@ -132,6 +140,11 @@ export const QUEUE_PER_WORKER = 2
  */
 export const DERIVED_DEFAULTS: Record<string, string> = {
   PUBLIC_BASE_URL: '`http://HOST:PORT`',
+  USDC_EVM: 'per `X402_NETWORK`',
+  USDC_EVM_NAME: 'per `X402_NETWORK`',
+  USDC_EVM_VERSION: 'per `X402_NETWORK`',
+  USDC_SOLANA: 'per `SOLANA_NETWORK`',
+  SOLANA_NETWORK: 'per `X402_NETWORK`',
   TOOL_WORKERS: 'number of cores',
   TOOL_QUEUE_LIMIT: `${QUEUE_PER_WORKER} × \`TOOL_WORKERS\``,
 }
@@ -163,16 +176,26 @@ export interface Config {
   cdpApiKey?: { id: string; secret: string } | undefined
   /** PayAI API key (PAYAI_API_KEY_ID, PAYAI_API_KEY_SECRET), sent only to `payai` facilitators. */
   payaiApiKey?: { id: string; secret: string } | undefined
+  /**
+   * `X402_NETWORK`: `mainnet` (Base, Solana) or `testnet` (Base Sepolia, Solana devnet). The
+   * rails take their networks, USDC and EIP-712 domain from it (src/payment/networks.ts) unless
+   * the variables below are set.
+   */
+  stage: 'mainnet' | 'testnet'
   /** Receiving address on Base; undefined leaves the EVM rail out of every 402. */
   payToEvm: string | undefined
   /** Receiving address on Solana; undefined leaves the Solana rail out of every 402. */
   payToSolana: string | undefined
-  /** USDC contract on Base (EIP-3009, 6 decimals). */
-  usdcEvm: string
-  /** USDC mint on Solana (SPL Token, 6 decimals). */
-  usdcSolana: string
-  /** CAIP-2 network of the Solana rail. */
-  solanaNetwork: string
+  /** USDC contract on the EVM rail (EIP-3009, 6 decimals); undefined: the stage's. */
+  usdcEvm: string | undefined
+  /** EIP-712 domain name of `usdcEvm`; undefined: the stage's ("USD Coin" or "USDC"). */
+  usdcEvmName: string | undefined
+  /** EIP-712 domain version of `usdcEvm`; undefined: the stage's ("2"). */
+  usdcEvmVersion: string | undefined
+  /** USDC mint on Solana (SPL Token, 6 decimals); undefined: that of the Solana network. */
+  usdcSolana: string | undefined
+  /** CAIP-2 network of the Solana rail; undefined: the stage's. */
+  solanaNetwork: string | undefined
   /** Order of the rails in `accepts`. */
   railOrder: readonly ('evm' | 'solana')[]
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
@@ -298,9 +321,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     facilitatorTimeoutMs: e.FACILITATOR_TIMEOUT_MS,
     cdpApiKey: apiKey(e.CDP_API_KEY_ID, e.CDP_API_KEY_SECRET),
     payaiApiKey: apiKey(e.PAYAI_API_KEY_ID, e.PAYAI_API_KEY_SECRET),
+    stage: e.X402_NETWORK,
     payToEvm: e.PAY_TO_EVM,
     payToSolana: e.PAY_TO_SOLANA,
     usdcEvm: e.USDC_EVM,
+    usdcEvmName: e.USDC_EVM_NAME,
+    usdcEvmVersion: e.USDC_EVM_VERSION,
     usdcSolana: e.USDC_SOLANA,
     solanaNetwork: e.SOLANA_NETWORK,
     railOrder: e.RAIL_ORDER.split(',') as ('evm' | 'solana')[],

@@ -68,6 +68,7 @@ async function main(): Promise<void> {
           host: config.host,
           base: config.publicBaseUrl,
           workers: config.toolWorkers,
+          x402_network: config.stage,
         },
         'listening',
       )

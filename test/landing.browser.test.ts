@@ -328,4 +328,46 @@ describe('landing page in chromium', () => {
     expect(requests.length).toBeGreaterThan(0)
     expect(requests.filter((url) => new URL(url).origin !== origin)).toEqual([])
   }, 120_000)
+
+  it('marks a testnet plainly: a visible banner and header label, same CSP', async () => {
+    // The page is rendered from the configured rails; it needs no test chain to show them.
+    const testnet = await startService(
+      stack,
+      { X402_NETWORK: 'testnet', SOLANA_NETWORK: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1' },
+      { telemetry },
+    )
+    try {
+      requests.length = 0
+      consoleErrors.length = 0
+      await page.goto(`${testnet.baseUrl}/`)
+      expect(await page.title()).toBe(
+        'Testnet · Payload Tools: payload utilities paid per call with x402',
+      )
+      const banner = page.locator('[data-stage="testnet"]')
+      expect(await banner.isVisible()).toBe(true)
+      expect((await banner.textContent())?.trim()).toBe(
+        'Testnet Payments here settle on Base Sepolia and Solana devnet: faucet USDC with no ' +
+          'value, no real money. Figures and receipts are from the test networks.',
+      )
+      expect(await page.locator('.brand .stage-label').isVisible()).toBe(true)
+      expect(
+        await page
+          .locator('[data-network] h4')
+          .evaluateAll((cards) => cards.map((card) => card.textContent)),
+        // The shared store also holds the mainnet calls above: listed after, by identifier.
+      ).toEqual(['Base Sepolia', 'Solana devnet', 'Base', 'Solana'])
+      await screenshot('landing-testnet-desktop-light', 1280, 'light')
+      await screenshot('landing-testnet-phone-dark', 390, 'dark')
+      await page.setViewportSize({ width: 1280, height: 900 })
+      await page.emulateMedia({ colorScheme: 'light' })
+      expect(consoleErrors).toEqual([])
+      expect(
+        await page.evaluate(() => (globalThis as unknown as BrowserGlobals).cspViolations),
+      ).toEqual([])
+      const origin = new URL(testnet.baseUrl).origin
+      expect(requests.filter((url) => new URL(url).origin !== origin)).toEqual([])
+    } finally {
+      await testnet.stop()
+    }
+  }, 60_000)
 })

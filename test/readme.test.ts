@@ -8,6 +8,7 @@ import {
   loadConfig,
   QUEUE_PER_WORKER,
 } from '../src/config.js'
+import { configuredRails } from '../src/payment/rails.js'
 
 // The README's config table must match the code: same variables, same defaults.
 
@@ -43,6 +44,11 @@ describe('README', () => {
   it('words the derived defaults as loadConfig computes them', () => {
     expect(DERIVED_DEFAULTS).toEqual({
       PUBLIC_BASE_URL: '`http://HOST:PORT`',
+      USDC_EVM: 'per `X402_NETWORK`',
+      USDC_EVM_NAME: 'per `X402_NETWORK`',
+      USDC_EVM_VERSION: 'per `X402_NETWORK`',
+      USDC_SOLANA: 'per `SOLANA_NETWORK`',
+      SOLANA_NETWORK: 'per `X402_NETWORK`',
       TOOL_WORKERS: 'number of cores',
       TOOL_QUEUE_LIMIT: '2 × `TOOL_WORKERS`',
     })
@@ -53,5 +59,26 @@ describe('README', () => {
     expect(config.toolQueueLimit).toBe(2 * availableParallelism())
     expect(loadConfig({ TOOL_WORKERS: '3' }).toolQueueLimit).toBe(6)
     expect(loadConfig({ TOOL_WORKERS: '3', TOOL_QUEUE_LIMIT: '0' }).toolQueueLimit).toBe(0)
+  })
+
+  it('gives the per-network defaults that the rails take on each stage', () => {
+    const meaning = (name: string) =>
+      new RegExp(`^\\| \`${name}\` \\|[^|]+\\| (.+) \\|$`, 'm').exec(table)?.[1] ?? ''
+    for (const stage of ['mainnet', 'testnet'] as const) {
+      const [evm, solana] = configuredRails(
+        loadConfig({
+          X402_NETWORK: stage,
+          PAY_TO_EVM: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+          PAY_TO_SOLANA: '2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4',
+        }),
+      )
+      const on = `on ${stage}`
+      expect(meaning('X402_NETWORK'), stage).toContain(`\`${evm?.network}\``)
+      expect(meaning('USDC_EVM'), stage).toContain(`\`${evm?.asset}\` ${on}`)
+      expect(meaning('USDC_EVM_NAME'), stage).toContain(`\`${evm?.extra.name}\` ${on}`)
+      expect(meaning('USDC_EVM_VERSION'), stage).toContain(`\`${evm?.extra.version}\``)
+      expect(meaning('SOLANA_NETWORK'), stage).toContain(`\`${solana?.network}\``)
+      expect(meaning('USDC_SOLANA'), stage).toContain(`\`${solana?.asset}\``)
+    }
   })
 })

@@ -1,20 +1,33 @@
+import { networksInWords } from '../payment/networks.js'
 import { usdcDecimal } from '../payment/rails.js'
 import type { ToolDefinition } from '../tools/types.js'
 
 /** Name and interface version (SPEC 9) of the service, as every discovery surface states them. */
 export const SERVICE = { name: 'Payload Tools', version: '0.3.0' } as const
 
+/** A network as the prose names it: its display name and whether it is a test network. */
+export interface NamedNetwork {
+  /** e.g. "Base Sepolia" (a `Rail`'s `name`). */
+  name: string
+  testnet: boolean
+}
+
 /**
- * The one-line summary of the service, naming the tools of the catalogue.
+ * The one-line summary of the service, naming the tools of the catalogue and the networks of the
+ * rails (test networks marked as such).
  *
  * @example
- * serviceSummary([hashTool, base64Tool])
- * // '2 deterministic payload utilities (Hash, Base64) for developers and AI agents, paid per …'
+ * serviceSummary([hashTool, base64Tool], rails)
+ * // '2 deterministic payload utilities (Hash, Base64) for developers and AI agents, paid per call
+ * //  in USDC with x402 v2 on Base and Solana.'
  */
-export function serviceSummary(tools: readonly ToolDefinition[]): string {
+export function serviceSummary(
+  tools: readonly ToolDefinition[],
+  rails: readonly NamedNetwork[],
+): string {
   return (
     `${tools.length} deterministic payload utilities (${tools.map((t) => t.title).join(', ')}) ` +
-    'for developers and AI agents, paid per call in USDC with x402 v2 on Base and Solana.'
+    `for developers and AI agents, paid per call in USDC with x402 v2 on ${networksInWords(rails, 'and')}.`
   )
 }
 

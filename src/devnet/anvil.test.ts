@@ -43,6 +43,13 @@ describe('startAnvil', () => {
     await anvil.stop()
   })
 
+  it('answers as another chain id when asked (84532 poses as Base Sepolia)', async () => {
+    const anvil = await startAnvil({ chainId: 84532 })
+    expect(anvil.chainId).toBe(84532)
+    expect(await chainId(anvil.rpcUrl)).toBe('0x14a34')
+    await anvil.stop()
+  })
+
   it('fails with the reason when the port is taken', async () => {
     const first = await startAnvil()
     const port = Number(new URL(first.rpcUrl).port)

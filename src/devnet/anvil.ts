@@ -45,7 +45,8 @@ export function devAccount(index: number): DevAccount {
 export interface Anvil {
   /** JSON-RPC endpoint, e.g. `http://127.0.0.1:41237`. */
   rpcUrl: string
-  chainId: typeof BASE_CHAIN_ID
+  /** EVM chain id it answers with (`eth_chainId`, EIP-155 signatures, EIP-712 domains). */
+  chainId: number
   /** Terminates the node and resolves once its process has exited. Idempotent. */
   stop(): Promise<void>
 }
@@ -57,10 +58,13 @@ export interface StartAnvilOptions {
   host?: string
   /** How long to wait for JSON-RPC to answer, in milliseconds; default 15 000. */
   readyTimeoutMs?: number
+  /** Chain id to answer as; default {@link BASE_CHAIN_ID} (84532 poses as Base Sepolia). */
+  chainId?: number
 }
 
 /**
- * Starts an anvil node (Foundry 1.x, from npm `@foundry-rs/anvil`) with chain id 8453 and the
+ * Starts an anvil node (Foundry 1.x, from npm `@foundry-rs/anvil`) with chain id 8453 (or
+ * `options.chainId`) and the
  * default dev mnemonic ("test test … junk", 10 accounts of 10 000 ETH, automine), and waits until
  * it reports listening and answers `eth_chainId`. Its console output is drained, never shown.
  *
@@ -82,7 +86,7 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
   for (let attempt = 0; attempt < attempts; attempt++) {
     const port = options.port ?? (await freePort(host))
     try {
-      return await launch(host, port, options.readyTimeoutMs ?? 15_000)
+      return await launch(host, port, options.readyTimeoutMs ?? 15_000, options.chainId)
     } catch (err) {
       lastError = err
     }
@@ -98,9 +102,14 @@ const WATCHDOG =
   '"$0" "$@" </dev/null & pid=$!; echo "pid $pid"; exec >/dev/null; trap "" INT TERM HUP; ' +
   'while read -r _; do :; done; kill $pid 2>/dev/null; wait $pid'
 
-async function launch(host: string, port: number, readyTimeoutMs: number): Promise<Anvil> {
+async function launch(
+  host: string,
+  port: number,
+  readyTimeoutMs: number,
+  chainId = BASE_CHAIN_ID,
+): Promise<Anvil> {
   const started = performance.now()
-  const args = ['--chain-id', String(BASE_CHAIN_ID), '--host', host, '--port', String(port)]
+  const args = ['--chain-id', String(chainId), '--host', host, '--port', String(port)]
   const child = spawn('/bin/sh', ['-c', WATCHDOG, anvilBinary(), ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
   })
@@ -142,14 +151,14 @@ async function launch(host: string, port: number, readyTimeoutMs: number): Promi
     exited,
     sleep(readyTimeoutMs, false, { ref: false }),
   ])
-  if (!ready || !(await answersChainId(rpcUrl))) {
+  if (!ready || !(await answersChainId(rpcUrl, chainId))) {
     const early = stdoutClosed()
     await stop()
     const why = early ? 'exited early' : `did not answer within ${readyTimeoutMs} ms`
     throw new Error(`anvil on port ${port} ${why}${stderr ? `: ${stderr.trim()}` : ''}`)
   }
   logger.debug({ port, ms: Math.round(performance.now() - started) }, 'anvil ready')
-  return { rpcUrl, chainId: BASE_CHAIN_ID, stop }
+  return { rpcUrl, chainId, stop }
 }
 
 /**
@@ -197,7 +206,7 @@ function anvilBinary(): string {
   return createRequire(import.meta.url).resolve(`${pkg}/bin/anvil`)
 }
 
-async function answersChainId(rpcUrl: string): Promise<boolean> {
+async function answersChainId(rpcUrl: string, chainId: number): Promise<boolean> {
   try {
     const res = await fetch(rpcUrl, {
       method: 'POST',
@@ -206,7 +215,7 @@ async function answersChainId(rpcUrl: string): Promise<boolean> {
       signal: AbortSignal.timeout(1_000),
     })
     const body = (await res.json()) as { result?: unknown }
-    return body.result === `0x${BASE_CHAIN_ID.toString(16)}`
+    return body.result === `0x${chainId.toString(16)}`
   } catch {
     return false
   }

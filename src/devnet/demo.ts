@@ -4,16 +4,22 @@
  * Starts a local Base chain and a local Solana VM (USDC at the real addresses), the official x402
  * facilitator with the EVM and SVM `exact` schemes, and the service; then a funded demo payer
  * pays for every tool once on each rail and the commands to try are printed. Ctrl-C stops it all.
+ *
+ * `npm run dev -- --testnet` runs the testnet stage instead: the chains pose as Base Sepolia
+ * (chain id 84532, USDC named "USDC" at its Sepolia address) and Solana devnet (the devnet USDC
+ * mint), and the service runs with X402_NETWORK=testnet.
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { serve } from '@hono/node-server'
 import { getBase58Decoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
 import { loadConfig } from '../config.js'
 import { NODE_SERVER_OPTIONS } from '../http/node-server.js'
 import { logger } from '../logger.js'
+import { configuredRails } from '../payment/rails.js'
 import { createService } from '../service.js'
 import { createTelemetry } from '../telemetry/index.js'
 import { catalog } from '../tools/catalog.js'
@@ -31,8 +37,9 @@ const DEV_LOG_LEVEL = 'info'
 async function main(): Promise<void> {
   // The demo's own table stays readable (warnings only) unless LOG_LEVEL says otherwise.
   logger.level = process.env.LOG_LEVEL || 'warn'
+  const { values } = parseArgs({ options: { testnet: { type: 'boolean', default: false } } })
   const started = performance.now()
-  const stack = await startDevStack()
+  const stack = await startDevStack({ stage: values.testnet ? 'testnet' : 'mainnet' })
   const config = loadConfig({ ...process.env, ...stack.serviceEnv })
   // The chains are new each run, so the figures start from zero too (a temp SQLite file), unless
   // DATABASE_URL names a store.
@@ -59,11 +66,22 @@ async function main(): Promise<void> {
   const evmPayer = stack.evm.payers[0]
   const svmPayer = stack.solana.payers[0]
   if (!evmPayer || !svmPayer) throw new Error('the dev stack has no payers')
-  out(`Payload Tools dev stack up in ${Math.round(performance.now() - started)} ms`)
+  const [evmRail, solanaRail] = (['evm', 'solana'] as const).map((id) =>
+    configuredRails(config).find((rail) => rail.id === id),
+  )
+  const evmName = evmRail?.name ?? 'Base'
+  const solanaName = solanaRail?.name ?? 'Solana'
+  out(
+    `Payload Tools dev stack up in ${Math.round(performance.now() - started)} ms ` +
+      `(X402_NETWORK=${config.stage}: ${evmName} and ${solanaName})`,
+  )
   out(`  service      ${base}`)
   out(`  facilitator  ${stack.facilitatorUrl}  (official @x402/core facilitator, exact EVM + SVM)`)
-  out(`  Base chain   ${stack.evm.rpcUrl}  (anvil, chain id 8453, USDC ${stack.evm.usdcAddress})`)
-  out(`  Solana       ${stack.solana.rpcUrl}  (litesvm, USDC ${stack.solana.usdcMint})`)
+  out(
+    `  ${evmName.padEnd(12)} ${stack.evm.rpcUrl}  (anvil, chain id ${stack.evm.chainId}, ` +
+      `USDC ${stack.evm.usdcAddress}, EIP-712 name "${stack.evm.usdcDomain.name}")`,
+  )
+  out(`  ${solanaName.padEnd(12)} ${stack.solana.rpcUrl}  (litesvm, USDC ${stack.solana.usdcMint})`)
   out()
 
   const solanaSecret = getBase58Decoder().decode(svmPayer.secretKey)
@@ -81,7 +99,7 @@ async function main(): Promise<void> {
     },
   ]
   for (const { rail, keys } of rails) {
-    out(`Demo payer pays for every tool on ${rail === 'evm' ? 'Base' : 'Solana'}:`)
+    out(`Demo payer pays for every tool on ${rail === 'evm' ? evmName : solanaName}:`)
     const pay = await paidFetch(keys, rail)
     for (const tool of catalog) {
       const t0 = performance.now()
@@ -103,7 +121,9 @@ async function main(): Promise<void> {
     stack.evm.usdcBalance(stack.evm.payTo),
     stack.solana.usdcBalance(stack.solana.payTo),
   ])
-  out(`payTo balances: Base ${evmBalance} atomic USDC, Solana ${svmBalance} atomic USDC`)
+  out(
+    `payTo balances: ${evmName} ${evmBalance} atomic USDC, ${solanaName} ${svmBalance} atomic USDC`,
+  )
   out()
   out('Try it:')
   out(`  curl -i -X POST ${base}/hash -H 'Content-Type: application/json' -d '{"input":"abc"}'`)

@@ -4,7 +4,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/facilitator'
 import { type Chain, createWalletClient, type Hex, http, nonceManager, publicActions } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { verifyTypedData } from 'viem/actions'
-import { base } from 'viem/chains'
+import { devStage, type Stage } from './stage.js'
 
 /** CAIP-2 id of Base mainnet, the network the devnet impersonates. */
 export const BASE_NETWORK = 'eip155:8453' as const
@@ -14,12 +14,15 @@ export interface DevEvmSchemeOptions {
   rpcUrl: string
   /** Facilitator key (0x-prefixed 32-byte hex); its account pays the gas of every settlement. */
   privateKey: Hex
+  /** `testnet`: the chain is Base Sepolia (`eip155:84532`); default `mainnet`. */
+  stage?: Stage
 }
 
 /**
  * Registers the SDK's `exact` EVM facilitator scheme (`ExactEvmScheme` from
  * `@x402/evm/exact/facilitator`: EIP-3009 `transferWithAuthorization`, with Permit2 as the SDK
- * provides it) for x402 v2 on `eip155:8453`, backed by a viem wallet on `rpcUrl`.
+ * provides it) for x402 v2 on `eip155:8453` (`eip155:84532` on the testnet stage), backed by a
+ * viem wallet on `rpcUrl`.
  *
  * Only v2 is registered (not the SDK's v1 network names), so `/supported` lists exactly one kind.
  *
@@ -29,15 +32,16 @@ export interface DevEvmSchemeOptions {
  */
 export function registerDevEvmScheme(
   facilitator: x402Facilitator,
-  { rpcUrl, privateKey }: DevEvmSchemeOptions,
+  { rpcUrl, privateKey, stage }: DevEvmSchemeOptions,
 ): void {
+  const { chain, network } = devStage(stage).evm
   // The nonce manager hands out nonces locally, so concurrent settlements from the one facilitator
   // account do not race on `eth_getTransactionCount`.
   const account = privateKeyToAccount(privateKey, { nonceManager })
   // Anvil mines each transaction at once; poll receipts quickly instead of viem's 4 s default.
   const client = createWalletClient({
     account,
-    chain: base,
+    chain,
     transport: http(rpcUrl),
     pollingInterval: 50,
   }).extend(publicActions)
@@ -53,5 +57,5 @@ export function registerDevEvmScheme(
     sendTransaction: (args) => client.sendTransaction(args),
     waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
   })
-  facilitator.register(BASE_NETWORK, new ExactEvmScheme(signer))
+  facilitator.register(network, new ExactEvmScheme(signer))
 }

@@ -1,18 +1,28 @@
+import type { Network } from '@x402/core/types'
 import type { Address, Hex } from 'viem'
-import { type BASE_CHAIN_ID, type DevAccount, devAccount, startAnvil } from './anvil.js'
-import { BASE_NETWORK } from './evm-facilitator.js'
+import { type DevAccount, devAccount, startAnvil } from './anvil.js'
 import { installMulticall3 } from './multicall3.js'
-import { installUsdc, mintUsdc, USDC_ADDRESS, usdcBalance } from './usdc.js'
+import { devStage, type Stage } from './stage.js'
+import { installUsdc, mintUsdc, usdcBalance } from './usdc.js'
 
-/** A local chain that answers as Base mainnet, with USDC and Multicall3 at their Base addresses. */
+/**
+ * A local chain that answers as Base mainnet (or Base Sepolia on the testnet stage), with USDC
+ * and Multicall3 at their addresses there.
+ */
 export interface EvmDevnet {
   /** anvil JSON-RPC endpoint. */
   rpcUrl: string
-  chainId: typeof BASE_CHAIN_ID
-  /** CAIP-2 network id for PaymentRequirements. */
-  network: typeof BASE_NETWORK
-  /** USDC token (FiatTokenV2_2, EIP-712 name "USD Coin", version "2", 6 decimals). */
+  /** 8453, or 84532 on the testnet stage. */
+  chainId: number
+  /** CAIP-2 network id for PaymentRequirements: `eip155:8453` or `eip155:84532`. */
+  network: Network
+  /**
+   * USDC token (FiatTokenV2_2, 6 decimals, EIP-712 version "2"; named "USD Coin" at Base's
+   * address, "USDC" at Base Sepolia's).
+   */
   usdcAddress: Address
+  /** The token's EIP-712 domain name and version (PaymentRequirements `extra`). */
+  usdcDomain: { name: string; version: string }
   /** Key of dev account 0, which holds 10 000 ETH for settlement gas. */
   facilitatorPrivateKey: Hex
   facilitatorAddress: Address
@@ -35,11 +45,14 @@ export interface StartEvmDevnetOptions {
   payers?: number
   /** USDC minted to each payer, atomic units; default 100 USDC (`100_000_000n`). */
   payerBalance?: bigint
+  /** `testnet` poses as Base Sepolia (chain 84532, its USDC named "USDC"); default `mainnet`. */
+  stage?: Stage
 }
 
 /**
  * Starts anvil as chain 8453 and installs USDC (with EIP-3009) and Multicall3 at their Base
- * mainnet addresses, so the SDK's `exact` EVM scheme verifies and settles on it unchanged.
+ * mainnet addresses, so the SDK's `exact` EVM scheme verifies and settles on it unchanged. With
+ * `stage: 'testnet'` the chain is 84532 and USDC sits at Base Sepolia's address, named "USDC".
  *
  * @example
  * const devnet = await startEvmDevnet()
@@ -53,14 +66,16 @@ export interface StartEvmDevnetOptions {
 export async function startEvmDevnet(options: StartEvmDevnetOptions = {}): Promise<EvmDevnet> {
   const payerCount = options.payers ?? 3
   const payerBalance = options.payerBalance ?? 100_000_000n
-  const anvil = await startAnvil({ port: options.port })
+  const stage = options.stage ?? 'mainnet'
+  const { chain, network, usdc, domain } = devStage(stage).evm
+  const anvil = await startAnvil({ port: options.port, chainId: chain.id })
   const { rpcUrl } = anvil
   const facilitator = devAccount(0)
   const payers = Array.from({ length: payerCount }, (_, i) => devAccount(2 + i))
   try {
-    await Promise.all([installUsdc(rpcUrl), installMulticall3(rpcUrl)])
+    await Promise.all([installUsdc(rpcUrl, stage), installMulticall3(rpcUrl)])
     if (payerBalance > 0n) {
-      await Promise.all(payers.map((p) => mintUsdc(rpcUrl, p.address, payerBalance)))
+      await Promise.all(payers.map((p) => mintUsdc(rpcUrl, p.address, payerBalance, stage)))
     }
   } catch (err) {
     await anvil.stop()
@@ -69,14 +84,15 @@ export async function startEvmDevnet(options: StartEvmDevnetOptions = {}): Promi
   return {
     rpcUrl,
     chainId: anvil.chainId,
-    network: BASE_NETWORK,
-    usdcAddress: USDC_ADDRESS,
+    network,
+    usdcAddress: usdc,
+    usdcDomain: { ...domain },
     facilitatorPrivateKey: facilitator.privateKey,
     facilitatorAddress: facilitator.address,
     payTo: devAccount(1).address,
     payers,
-    usdcBalance: (address) => usdcBalance(rpcUrl, address),
-    mint: (address, amount) => mintUsdc(rpcUrl, address, amount),
+    usdcBalance: (address) => usdcBalance(rpcUrl, address, stage),
+    mint: (address, amount) => mintUsdc(rpcUrl, address, amount, stage),
     stop: anvil.stop,
   }
 }

@@ -20,13 +20,11 @@ export interface PayOutput {
 /** The default service of `npm run pay`: the one `npm run dev` serves. */
 export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8402'
 
-const SOLANA_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
-
 /** The usage of `npm run pay`, with the tools of the catalogue. */
 export const PAY_USAGE = `usage: npm run pay -- [--rail evm|solana] [--url SERVICE_URL] <tool> '<json body>'
   tools: ${catalog.map((t) => t.id).join(' ')}
   environment: PAYER_PRIVATE_KEY (evm), PAYER_SOLANA_SECRET_KEY and SOLANA_RPC_URL (solana),
-    SERVICE_URL (default ${DEFAULT_SERVICE_URL}), SOLANA_NETWORK (default mainnet)
+    SERVICE_URL (default ${DEFAULT_SERVICE_URL}), SOLANA_NETWORK (default: mainnet or devnet, whichever the 402 offers)
   stdout: the service's JSON answer only; status lines go to stderr`
 
 /** A command line `npm run pay` cannot run; the message ends without a newline. */
@@ -66,7 +64,7 @@ function readKeys(rail: 'evm' | 'solana', env: NodeJS.ProcessEnv): PayerKeys {
     solana: {
       secretKey: new Uint8Array(getBase58Encoder().encode(secret)),
       rpcUrl,
-      network: (env.SOLANA_NETWORK ?? SOLANA_MAINNET) as Network,
+      network: env.SOLANA_NETWORK as Network | undefined,
     },
   }
 }

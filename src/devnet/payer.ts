@@ -6,6 +6,7 @@ import { wrapFetchWithPayment } from '@x402/fetch'
 import { ExactSvmScheme } from '@x402/svm/exact/client'
 import type { Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { STAGE_NETWORKS } from '../payment/networks.js'
 
 /** Which rail a client should choose when the 402 offers both. */
 export type Preference = 'evm' | 'solana'
@@ -22,11 +23,18 @@ const prefer =
 /** Keys of a payer on each chain; either may be absent. */
 export interface PayerKeys {
   evmPrivateKey?: Hex
-  solana?: { secretKey: Uint8Array; rpcUrl: string; network: Network }
+  /**
+   * A Solana payer: its key, the RPC it reads the mint and a blockhash from, and the network it
+   * pays on (default: Solana mainnet and devnet both, whichever the 402 offers).
+   */
+  solana?: { secretKey: Uint8Array; rpcUrl: string; network?: Network | undefined }
 }
 
 /**
- * An official x402 client (`x402Client`) with the `exact` EVM and/or SVM client schemes.
+ * An official x402 client (`x402Client`) with the `exact` EVM and/or SVM client schemes. The EVM
+ * key signs for Base and Base Sepolia alike (the 402 says which; the chain id and the token's
+ * EIP-712 domain come from the offer), and the Solana key for mainnet and devnet unless a network
+ * is given, so one payer serves either stage.
  *
  * @param keys - the payer's keys (a Solana payer needs the RPC for the mint and blockhash)
  * @param preference - the rail to choose when both are offered
@@ -37,11 +45,16 @@ export async function payerClient(
 ): Promise<x402Client> {
   const client = new x402Client(prefer(preference))
   if (keys.evmPrivateKey) {
-    client.register('eip155:8453', new ExactEvmScheme(privateKeyToAccount(keys.evmPrivateKey)))
+    const scheme = new ExactEvmScheme(privateKeyToAccount(keys.evmPrivateKey))
+    for (const { evm } of Object.values(STAGE_NETWORKS)) client.register(evm.network, scheme)
   }
   if (keys.solana) {
     const signer = await createKeyPairSignerFromBytes(keys.solana.secretKey)
-    client.register(keys.solana.network, new ExactSvmScheme(signer, { rpcUrl: keys.solana.rpcUrl }))
+    const scheme = new ExactSvmScheme(signer, { rpcUrl: keys.solana.rpcUrl })
+    const networks = keys.solana.network
+      ? [keys.solana.network]
+      : Object.values(STAGE_NETWORKS).map(({ solana }) => solana.network)
+    for (const network of networks) client.register(network, scheme)
   }
   return client
 }

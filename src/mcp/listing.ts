@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import { networkInfo } from '../payment/networks.js'
 import type { RailId } from '../payment/rails.js'
 import { usdcDecimal } from '../payment/rails.js'
 import type { ToolDefinition } from '../tools/types.js'
@@ -39,8 +40,6 @@ export interface ListedRail {
   network: string
 }
 
-const railLabel: Record<RailId, string> = { evm: 'Base', solana: 'Solana' }
-
 /**
  * The `tools/list` entry of a catalogue tool: name, title, description ending with its price,
  * input and output JSON Schemas from the catalogue, read-only annotations, and in `_meta` the price
@@ -52,7 +51,7 @@ const railLabel: Record<RailId, string> = { evm: 'Base', solana: 'Solana' }
  */
 export function listTool(tool: ToolDefinition, rails: readonly ListedRail[]): Tool {
   const display = `${usdcDecimal(tool.price)} USDC`
-  const on = rails.map((r) => railLabel[r.id]).join(' or ')
+  const on = rails.map((r) => networkInfo(r.network).name).join(' or ')
   const price: AdvertisedPrice = {
     amount: tool.price,
     currency: 'USDC',

@@ -16,6 +16,7 @@ import { describeFailure } from '../descriptions/errors.js'
 import { MCP_PATH, SERVICE, serviceSummary } from '../descriptions/service-info.js'
 import { logger } from '../logger.js'
 import type { ClientQuota, PaymentGate } from '../payment/gate.js'
+import { networkInfo, networksInWords } from '../payment/networks.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { mcpBazaarExtension } from './bazaar.js'
 import { type AllowList, dnsRebindingProtection, resolveAllowList } from './dns-rebinding.js'
@@ -67,14 +68,21 @@ interface McpEntry {
   extensions: Record<string, unknown>
 }
 
-/** The initialize `instructions`: what the server offers (from the catalogue) and how to pay. */
-const instructions = (tools: readonly ToolDefinition[]) =>
-  `${serviceSummary(tools)} initialize, ping and tools/list are free. Every ` +
-  'tools/call is paid with x402 v2 (scheme exact, USDC on Base or Solana): a call without ' +
-  'payment returns an isError result whose structuredContent is the PaymentRequired; sign one ' +
-  'of its accepts with an x402 client and call again with the PaymentPayload in ' +
-  'params._meta["x402/payment"]. The result is {ok: true, result} and the settlement receipt is ' +
-  'in _meta["x402/payment-response"]. Invalid arguments and tool failures are never charged.'
+/**
+ * The initialize `instructions`: what the server offers (from the catalogue), on which networks
+ * (from the rails) and how to pay.
+ */
+const instructions = (tools: readonly ToolDefinition[], rails: readonly ListedRail[]) => {
+  const networks = rails.map((r) => networkInfo(r.network))
+  return (
+    `${serviceSummary(tools, networks)} initialize, ping and tools/list are free. Every ` +
+    `tools/call is paid with x402 v2 (scheme exact, USDC on ${networksInWords(networks, 'or')}): a call without ` +
+    'payment returns an isError result whose structuredContent is the PaymentRequired; sign one ' +
+    'of its accepts with an x402 client and call again with the PaymentPayload in ' +
+    'params._meta["x402/payment"]. The result is {ok: true, result} and the settlement receipt is ' +
+    'in _meta["x402/payment-response"]. Invalid arguments and tool failures are never charged.'
+  )
+}
 
 /**
  * Creates the handler of `POST /mcp`: an MCP server over the Streamable HTTP transport (stateless,
@@ -115,7 +123,7 @@ export function createMcpHandler(
     })
   }
   const listed = { tools: [...entries.values()].map((e) => e.listed) }
-  const serverInstructions = instructions(options.tools)
+  const serverInstructions = instructions(options.tools, rails)
 
   /**
    * @param id - the JSON-RPC id of the call: the input checker finds its `arguments` in the raw

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { toPositional } from './schema.js'
+import { prepareOnce } from './sqlite-db.js'
 import type { StoreLocation } from './store.js'
 
 /**
@@ -19,6 +20,9 @@ export interface SnapshotReader {
   close(): Promise<void>
 }
 
+/** Every SQLite snapshot this process opened (a CLI or a test opens a handful). */
+const snapshotHandles: Database.Database[] = []
+
 /**
  * Opens a read-only snapshot of the store at `location`: a read transaction on SQLite (WAL lets
  * the service keep writing meanwhile), `REPEATABLE READ READ ONLY` on PostgreSQL.
@@ -31,11 +35,14 @@ export interface SnapshotReader {
 export async function openSnapshot(location: StoreLocation): Promise<SnapshotReader> {
   if (location.backend === 'sqlite') {
     const db = new Database(location.path, { readonly: true, fileMustExist: true })
+    // Kept reachable with its statements until the process exits: better-sqlite3 12 on Node 24
+    // aborts when V8 collects one outside a JavaScript context (see sqlite-db.ts).
+    snapshotHandles.push(db)
     db.exec('BEGIN')
     return {
       backend: 'sqlite',
       async all(sql, params) {
-        const statement = db.prepare(sql).safeIntegers(true)
+        const statement = prepareOnce(db, sql).safeIntegers(true)
         const rows =
           params && Object.keys(params).length > 0 ? statement.all(params) : statement.all()
         return rows as Record<string, unknown>[]

@@ -20,6 +20,19 @@ import type { Windows } from './windows.js'
 // The synchronous SQLite core. It runs only inside the store's worker thread (sqlite-worker.ts):
 // better-sqlite3 blocks the thread that calls it, and the serving thread must never wait on a
 // disk. Tests and `stats:check` may open files directly, never while serving.
+//
+// No better-sqlite3 object may become garbage while the worker lives. With better-sqlite3 12 on
+// Node 24, a Statement (or Database) that V8 collects outside a JavaScript context, as an
+// idle-time GC of the worker's event loop does, aborts the whole process: Node 24's ObjectWrap
+// removes its environment cleanup hook in the destructor, and that CHECKs for a current
+// Environment ("Assertion failed: (env) != nullptr" in RemoveEnvironmentCleanupHook;
+// WiseLibs/better-sqlite3#1515, closed without a fix for 12.x). Reproduced here: 2,000 pings with
+// a fresh statement each, then a few idle seconds, killed the process every time on Node 24.21
+// and never on 20 or 22. better-sqlite3 13 (Node-API) fixes it but segfaults on Node 20, which
+// `npm test` must still run on. So every statement is prepared once per handle and kept
+// ({@link prepareOnce}), pragmas go through exec() (which makes no wrapper), and a dropped handle
+// is parked in `retired` with its statements; Node's environment cleanup frees them when the
+// worker exits, which is safe.
 
 /**
  * How long one SQLite call waits for a lock held by another process, in milliseconds. Short,
@@ -107,15 +120,17 @@ const PAYER_UPSERT = `ON CONFLICT (payer_key) DO UPDATE SET
  *   taken for a hung one)
  */
 function backfill(db: Database.Database, batchSize: number, progress: () => void): void {
-  const maxRow = db.prepare(`SELECT MAX(rowid) AS m FROM ${TABLE.events}`).get() as {
+  const maxRow = prepareOnce(db, `SELECT MAX(rowid) AS m FROM ${TABLE.events}`).get() as {
     m: number | null
   }
   const range = 'rowid > @lo AND rowid <= @hi'
-  const hourly = db.prepare(
+  const hourly = prepareOnce(
+    db,
     `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
      ${hourlyFromEventsSql(range)} ${HOURLY_UPSERT}`,
   )
-  const payers = db.prepare(
+  const payers = prepareOnce(
+    db,
     `INSERT INTO ${TABLE.payers} (payer_key, settled_calls, first_at, last_at)
      ${payersFromEventsSql(range)} ${PAYER_UPSERT}`,
   )
@@ -146,6 +161,37 @@ const MIGRATIONS: readonly Migration[] = [
 
 /** The schema version this code writes. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length
+
+/** The statements each handle prepared, by SQL: alive exactly as long as the handle is. */
+const preparedBy = new WeakMap<Database.Database, Map<string, Database.Statement>>()
+
+/**
+ * `handle.prepare(sql)`, once per handle: later calls get the same Statement, so that none ever
+ * becomes garbage while its handle lives (see the note at the top).
+ *
+ * @example prepareOnce(db, 'SELECT 1').get() // { 1: 1 }
+ * @throws the SqliteError of `prepare` (syntax, missing table)
+ */
+export function prepareOnce(handle: Database.Database, sql: string): Database.Statement {
+  let statements = preparedBy.get(handle)
+  if (!statements) {
+    statements = new Map()
+    preparedBy.set(handle, statements)
+  }
+  let statement = statements.get(sql)
+  if (!statement) {
+    statement = handle.prepare(sql)
+    statements.set(sql, statement)
+  }
+  return statement
+}
+
+/**
+ * Dropped handles kept reachable with their statements (see the note at the top). Each drop
+ * follows a non-transient error, and the telemetry retries at most once a second; past this many
+ * the oldest is let go, which on Node 24 may again abort the process when V8 collects it.
+ */
+export const RETIRED_HANDLES_MAX = 1_000
 
 /** Errors after which the handle is kept: the database is busy or full, not broken. */
 const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL'])
@@ -178,40 +224,46 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
   const batchSize = options.backfillBatchSize ?? BACKFILL_BATCH_SIZE
   let db: Database.Database | undefined
   let statements: ReturnType<typeof prepare> | undefined
+  const retired: Database.Database[] = []
+
+  /** Keeps a closed handle reachable, with its statements, until the worker exits. */
+  function retire(handle: Database.Database): void {
+    retired.push(handle)
+    if (retired.length > RETIRED_HANDLES_MAX) retired.shift()
+  }
 
   function prepare(handle: Database.Database) {
+    const once = (sql: string) => prepareOnce(handle, sql)
     return {
-      insertEvent: handle.prepare(
+      insertEvent: once(
         `INSERT INTO ${TABLE.events} (id, at, tool, transport, network, amount, outcome, payer_key)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
       ),
-      upsertPayer: handle
-        .prepare(
-          `INSERT INTO ${TABLE.payers} (payer_key, settled_calls, first_at, last_at)
+      upsertPayer: once(
+        `INSERT INTO ${TABLE.payers} (payer_key, settled_calls, first_at, last_at)
            VALUES (?, ?, ?, ?) ${PAYER_UPSERT} RETURNING settled_calls`,
-        )
-        .pluck(),
-      upsertHourly: handle.prepare(
+      ).pluck(),
+      upsertHourly: once(
         `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
          VALUES (?, ?, ?, ?, ?, ?, ?) ${HOURLY_UPSERT}`,
       ),
-      upsertSettledHour: handle.prepare(
+      upsertSettledHour: once(
         `INSERT INTO ${TABLE.settledHourly} (hour, calls, amount) VALUES (?, ?, ?)
          ON CONFLICT (hour) DO UPDATE SET
            calls = ${TABLE.settledHourly}.calls + excluded.calls,
            amount = ${TABLE.settledHourly}.amount + excluded.amount`,
       ),
-      upsertTotal: handle.prepare(
+      upsertTotal: once(
         `INSERT INTO ${TABLE.totals} (metric, item, calls, amount) VALUES (?, ?, ?, ?)
          ON CONFLICT (metric, item) DO UPDATE SET
            calls = ${TABLE.totals}.calls + excluded.calls,
            amount = ${TABLE.totals}.amount + excluded.amount`,
       ),
-      read: handle.prepare(READ_SQL).safeIntegers(true),
-      markPruned: handle.prepare(
+      read: once(READ_SQL).safeIntegers(true),
+      markPruned: once(
         `UPDATE ${TABLE.retention} SET pruned_before = MAX(pruned_before, ?) WHERE id = 1`,
       ),
-      prune: handle.prepare(
+      prune: once(
         `DELETE FROM ${TABLE.events} WHERE rowid IN
            (SELECT rowid FROM ${TABLE.events} WHERE at < ? LIMIT ?)`,
       ),
@@ -223,11 +275,13 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     const handle = new Database(path, { timeout: SQLITE_BUSY_TIMEOUT_MS })
     try {
-      handle.pragma('journal_mode = WAL')
-      handle.pragma('synchronous = FULL')
-      handle.pragma(`cache_size = -${SQLITE_CACHE_KIB}`)
+      // exec, not pragma(): pragma() prepares a statement that would become garbage.
+      handle.exec(
+        `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -${SQLITE_CACHE_KIB}`,
+      )
     } catch (error) {
       handle.close()
+      retire(handle)
       throw error
     }
     db = handle
@@ -252,6 +306,7 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
         } catch {
           // The handle is already unusable; closing it is best effort.
         }
+        if (db) retire(db)
         db = undefined
         statements = undefined
       }
@@ -265,11 +320,11 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
         handle.exec(`CREATE TABLE IF NOT EXISTS ${TABLE.version} (version INTEGER NOT NULL)`)
         handle
           .transaction(() => {
-            const row = handle.prepare(`SELECT MAX(version) AS v FROM ${TABLE.version}`).get()
+            const row = prepareOnce(handle, `SELECT MAX(version) AS v FROM ${TABLE.version}`).get()
             const current = Number((row as { v: number | null }).v ?? 0)
             for (let i = current; i < MIGRATIONS.length; i++) {
               ;(MIGRATIONS[i] as Migration)(handle, batchSize, progress)
-              handle.prepare(`INSERT INTO ${TABLE.version} (version) VALUES (?)`).run(i + 1)
+              prepareOnce(handle, `INSERT INTO ${TABLE.version} (version) VALUES (?)`).run(i + 1)
             }
           })
           .immediate()
@@ -343,11 +398,12 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
     },
 
     ping() {
-      use((handle) => handle.prepare('SELECT 1').get())
+      use((handle) => prepareOnce(handle, 'SELECT 1').get())
     },
 
     close() {
       db?.close()
+      if (db) retire(db)
       db = undefined
       statements = undefined
     },

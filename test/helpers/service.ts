@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { loadConfig } from '../../src/config.js'
 import { type DevStack, startDevStack } from '../../src/devnet/stack.js'
+import type { Stage } from '../../src/devnet/stage.js'
 import { NODE_SERVER_OPTIONS } from '../../src/http/node-server.js'
 import type { PaymentEvent } from '../../src/payment/gate.js'
 import { createService, type Service, type ServiceOverrides } from '../../src/service.js'
@@ -91,14 +92,20 @@ export interface DevService {
  * @param options.env - extra service environment (e.g. TOOL_WORKERS)
  * @param options.overrides - more parts to replace (e.g. telemetry); its observer is called after
  *   the event is collected
+ * @param options.stage - `testnet`: the chains pose as Base Sepolia and Solana devnet and the
+ *   service runs with X402_NETWORK=testnet; default `mainnet`
  */
 export async function startDevService(options: {
   payers: number
   clock: ToolEnv
   env?: Record<string, string>
   overrides?: ServiceOverrides
+  stage?: Stage
 }): Promise<DevService> {
-  const stack = await startDevStack({ payers: options.payers })
+  const stack = await startDevStack({
+    payers: options.payers,
+    ...(options.stage ? { stage: options.stage } : {}),
+  })
   const events: PaymentEvent[] = []
   const extra = options.overrides?.observer
   try {

@@ -2,9 +2,10 @@ import type { Address } from '@solana/kit'
 import { lamports } from '@solana/kit'
 import type { Network } from '@x402/core/types'
 import { FailedTransactionMetadata, LiteSVM } from 'litesvm'
+import { devStage, type Stage } from '../stage.js'
 import { createDevKeypair, type DevKeypair } from './keys.js'
 import { startSolanaRpc } from './rpc-server.js'
-import { createUsdcMint, mintUsdc, readUsdcBalance, USDC_MINT } from './usdc.js'
+import { createUsdcMint, mintUsdc, readUsdcBalance } from './usdc.js'
 
 export type { DevKeypair } from './keys.js'
 export { USDC_DECIMALS, USDC_MINT } from './usdc.js'
@@ -28,15 +29,17 @@ export interface SolanaDevnetOptions {
    * gives the same fee payer, payTo and payer addresses.
    */
   seed?: string
+  /** `testnet` poses as Solana devnet, with the devnet USDC mint; default `mainnet`. */
+  stage?: Stage
 }
 
 /** A running local Solana network with USDC, see {@link startSolanaDevnet}. */
 export interface SolanaDevnet {
   /** JSON-RPC endpoint over HTTP. */
   rpcUrl: string
-  /** CAIP-2 network the devnet poses as: Solana mainnet. */
+  /** CAIP-2 network the devnet poses as: Solana mainnet (devnet on the testnet stage). */
   network: Network
-  /** The USDC mint, at its mainnet address (6 decimals, SPL Token program). */
+  /** The USDC mint, at its mainnet (or devnet) address (6 decimals, SPL Token program). */
   usdcMint: Address
   /** The facilitator's fee payer, funded with 10 SOL. */
   feePayer: DevKeypair
@@ -65,7 +68,8 @@ export interface SolanaDevnet {
 /**
  * Starts a local Solana network for dev and tests: litesvm (real SPL Token, Associated Token,
  * Memo and ComputeBudget programs) behind a JSON-RPC server, with the USDC mint at its mainnet
- * address, a funded fee payer, a payTo wallet and funded payers. Accounts derive from `seed`, so
+ * address (its devnet address with `stage: 'testnet'`), a funded fee payer, a payTo wallet and
+ * funded payers. Accounts derive from `seed`, so
  * their keys are public: never use them on a real cluster.
  *
  * @example
@@ -80,6 +84,7 @@ export interface SolanaDevnet {
  */
 export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Promise<SolanaDevnet> {
   const { port = 0, payers: payerCount = 3, payerUsdc = 100_000_000n, seed = 'default' } = options
+  const { network, usdcMint } = devStage(options.stage).solana
   const svm = new LiteSVM()
 
   const [feePayer, payTo, mintAuthority, ...payers] = await Promise.all([
@@ -96,15 +101,15 @@ export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Prom
   if (airdrop === null || airdrop instanceof FailedTransactionMetadata) {
     throw new Error('startSolanaDevnet: funding the fee payer failed')
   }
-  createUsdcMint(svm, mintAuthority.address)
-  await mintUsdc(svm, payTo.address, 0n)
-  for (const payer of payers) await mintUsdc(svm, payer.address, payerUsdc)
+  createUsdcMint(svm, mintAuthority.address, usdcMint)
+  await mintUsdc(svm, payTo.address, 0n, usdcMint)
+  for (const payer of payers) await mintUsdc(svm, payer.address, payerUsdc, usdcMint)
 
   const server = await startSolanaRpc(svm, { port })
   return {
     rpcUrl: server.rpcUrl,
-    network: SOLANA_MAINNET,
-    usdcMint: USDC_MINT,
+    network,
+    usdcMint,
     feePayer,
     payTo: payTo.address,
     payers,
@@ -115,8 +120,8 @@ export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Prom
         signature,
         ok: !(svm.getTransaction(signature) instanceof FailedTransactionMetadata),
       })),
-    usdcBalance: (owner) => readUsdcBalance(svm, owner),
-    mint: (owner, amount) => mintUsdc(svm, owner, amount),
+    usdcBalance: (owner) => readUsdcBalance(svm, owner, usdcMint),
+    mint: (owner, amount) => mintUsdc(svm, owner, amount, usdcMint),
     stop: server.stop,
   }
 }

@@ -17,15 +17,20 @@ export const USDC_MINT: Address = address('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZ
 export const USDC_DECIMALS = 6
 
 /**
- * Writes an initialized SPL Token mint for USDC (6 decimals, supply 0) into the SVM at
- * {@link USDC_MINT}, owned by the SPL Token program, with the given mint authority and no freeze
- * authority. Overwrites any account already there.
+ * Writes an initialized SPL Token mint for USDC (6 decimals, supply 0) into the SVM at `mint`
+ * ({@link USDC_MINT} by default; the devnet mint on the testnet stage), owned by the SPL Token
+ * program, with the given mint authority and no freeze authority. Overwrites any account already
+ * there.
  *
  * Accounts are written with `setAccount` (packing the real Mint layout with the
  * `@solana-program/token` codecs) because no transaction can create an account at an address
  * whose private key nobody holds.
  */
-export function createUsdcMint(svm: LiteSVM, mintAuthority: Address): void {
+export function createUsdcMint(
+  svm: LiteSVM,
+  mintAuthority: Address,
+  mint: Address = USDC_MINT,
+): void {
   const data = getMintCodec().encode({
     mintAuthority: some(mintAuthority),
     supply: 0n,
@@ -34,7 +39,7 @@ export function createUsdcMint(svm: LiteSVM, mintAuthority: Address): void {
     freezeAuthority: none(),
   })
   svm.setAccount({
-    address: USDC_MINT,
+    address: mint,
     data: Uint8Array.from(data),
     executable: false,
     lamports: lamports(svm.minimumBalanceForRentExemption(BigInt(getMintSize()))),
@@ -44,10 +49,10 @@ export function createUsdcMint(svm: LiteSVM, mintAuthority: Address): void {
 }
 
 /** The USDC associated token account (ATA) of `owner` under the SPL Token program. */
-export async function usdcAta(owner: Address): Promise<Address> {
+export async function usdcAta(owner: Address, mint: Address = USDC_MINT): Promise<Address> {
   const [ata] = await findAssociatedTokenPda({
     owner,
-    mint: USDC_MINT,
+    mint,
     tokenProgram: TOKEN_PROGRAM_ADDRESS,
   })
   return ata
@@ -56,8 +61,12 @@ export async function usdcAta(owner: Address): Promise<Address> {
 /**
  * Balance of `owner`'s USDC ATA in atomic units (6 decimals); 0n when the ATA does not exist.
  */
-export async function readUsdcBalance(svm: LiteSVM, owner: Address): Promise<bigint> {
-  const account = svm.getAccount(await usdcAta(owner))
+export async function readUsdcBalance(
+  svm: LiteSVM,
+  owner: Address,
+  mint: Address = USDC_MINT,
+): Promise<bigint> {
+  const account = svm.getAccount(await usdcAta(owner, mint))
   if (!account.exists) return 0n
   return getTokenCodec().decode(account.data).amount
 }
@@ -69,9 +78,14 @@ export async function readUsdcBalance(svm: LiteSVM, owner: Address): Promise<big
  *
  * @throws Error if `amount` is negative or the USDC mint was not created first.
  */
-export async function mintUsdc(svm: LiteSVM, owner: Address, amount: bigint): Promise<void> {
+export async function mintUsdc(
+  svm: LiteSVM,
+  owner: Address,
+  amount: bigint,
+  mintAddress: Address = USDC_MINT,
+): Promise<void> {
   if (amount < 0n) throw new Error('mintUsdc: amount must be >= 0')
-  const mintAccount = svm.getAccount(USDC_MINT)
+  const mintAccount = svm.getAccount(mintAddress)
   if (!mintAccount.exists) throw new Error('mintUsdc: the USDC mint does not exist')
   const mint = getMintCodec().decode(mintAccount.data)
   svm.setAccount({
@@ -79,12 +93,12 @@ export async function mintUsdc(svm: LiteSVM, owner: Address, amount: bigint): Pr
     data: Uint8Array.from(getMintCodec().encode({ ...mint, supply: mint.supply + amount })),
   })
 
-  const ata = await usdcAta(owner)
+  const ata = await usdcAta(owner, mintAddress)
   const existing = svm.getAccount(ata)
   const token = existing.exists
     ? getTokenCodec().decode(existing.data)
     : {
-        mint: USDC_MINT,
+        mint: mintAddress,
         owner,
         amount: 0n,
         delegate: none<Address>(),

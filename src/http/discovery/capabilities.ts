@@ -59,6 +59,10 @@ export const capabilitiesSchema = z
         .array(
           z.object({
             network: z.string().describe('CAIP-2 network identifier.'),
+            name: z.string().describe('Display name of the network, e.g. "Base Sepolia".'),
+            testnet: z
+              .boolean()
+              .describe('True on a test network: faucet USDC, no value (X402_NETWORK=testnet).'),
             asset: z.string().describe('USDC contract (EVM) or mint (Solana).'),
             payTo: z.string().describe('Receiving address.'),
           }),
@@ -119,6 +123,8 @@ export interface CapabilitiesOptions {
   tools: readonly ToolDefinition[]
   publicBaseUrl: string
   maxBodyBytes: number
+  /** Configured rails: the description names their networks. */
+  rails: readonly Rail[]
 }
 
 /**
@@ -153,8 +159,9 @@ export function fieldBounds(tool: ToolDefinition): Record<string, z.infer<typeof
  * Builds a /capabilities factory: everything but the live rails is computed once.
  *
  * @example
- * const capabilities = buildCapabilities({ tools: catalog, publicBaseUrl, maxBodyBytes: 1048576 })
- * capabilities(state.liveRails).x402.rails // [{ network: 'eip155:8453', asset: '0x8335…', payTo: '0x…' }]
+ * const capabilities = buildCapabilities({ tools: catalog, publicBaseUrl, maxBodyBytes: 1048576, rails })
+ * capabilities(state.liveRails).x402.rails
+ * // [{ network: 'eip155:8453', name: 'Base', testnet: false, asset: '0x8335…', payTo: '0x…' }]
  */
 export function buildCapabilities(
   options: CapabilitiesOptions,
@@ -181,7 +188,7 @@ export function buildCapabilities(
   return (liveRails) => ({
     name: SERVICE.name,
     version: SERVICE.version,
-    description: serviceSummary(options.tools),
+    description: serviceSummary(options.tools, options.rails),
     transports: {
       http: { base_url: base, method: 'POST', content_type: 'application/json' },
       mcp: {
@@ -199,7 +206,13 @@ export function buildCapabilities(
         signature: X402.signatureHeader,
         response: X402.responseHeader,
       },
-      rails: liveRails.map(({ network, asset, payTo }) => ({ network, asset, payTo })),
+      rails: liveRails.map(({ network, name, testnet, asset, payTo }) => ({
+        network,
+        name,
+        testnet,
+        asset,
+        payTo,
+      })),
     },
     receipts: {
       delivery: {

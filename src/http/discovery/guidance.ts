@@ -1,4 +1,5 @@
-import { MCP_BRIDGE, MCP_PATH, X402 } from '../../descriptions/service-info.js'
+import { MCP_BRIDGE, MCP_PATH, type NamedNetwork, X402 } from '../../descriptions/service-info.js'
+import { networksInWords } from '../../payment/networks.js'
 import {
   DELIVERY_RECEIPT,
   didDocumentPath,
@@ -7,19 +8,34 @@ import {
 } from '../../receipts/index.js'
 import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
 
+/** A configured rail as the guidance names it: display name, CAIP-2 network, test or not. */
+export type GuidedRail = NamedNetwork & { network: string }
+
+/**
+ * The rails' networks in words with their CAIP-2 identifiers, e.g. "Base Sepolia `eip155:84532`
+ * or Solana devnet `solana:EtWT…` (test networks: faucet USDC, no value)".
+ */
+function railsInWords(rails: readonly GuidedRail[]): string {
+  return networksInWords(
+    rails.map((r) => ({ ...r, name: `${r.name} \`${r.network}\`` })),
+    'or',
+  )
+}
+
 /**
  * The steps of a paid HTTP call (SPEC 5), as Markdown list items without markers: shared by
  * llms.txt and the OpenAPI description so that they cannot disagree.
  *
+ * @param rails - configured rails, in advertising order: the first step names their networks
  * @example
- * httpPaymentSteps()[0] // 'POST the JSON body to the tool path without payment. …'
+ * httpPaymentSteps(rails)[0] // 'POST the JSON body to the tool path without payment. …'
  */
-export function httpPaymentSteps(): string[] {
+export function httpPaymentSteps(rails: readonly GuidedRail[]): string[] {
   return [
     'POST the JSON body to the tool path without payment. The answer is `402` with a ' +
       `\`${X402.requiredHeader}\` header: Base64 of the x402 v${X402.version} PaymentRequired JSON, ` +
-      `whose \`accepts\` holds one \`${X402.scheme}\` entry per rail (USDC on Base \`eip155:8453\` ` +
-      'or on Solana mainnet), each with `amount` in atomic units (6 decimals), `asset` and `payTo`. ' +
+      `whose \`accepts\` holds one \`${X402.scheme}\` entry per rail (USDC on ${railsInWords(rails)}), ` +
+      'each with `amount` in atomic units (6 decimals), `asset` and `payTo`. ' +
       'Its `extensions.bazaar` describes the body and the result.',
     'The 402 body is `{ok: false, code: "payment_required", …}`; when the request carried a body, ' +
       'it also holds `input_check: {valid, errors[]}` (JSON Pointers): fix the body before paying, ' +
@@ -129,11 +145,12 @@ export function mcpBridgeSteps(base: string): string[] {
  * A short how-to-pay for machines that read one paragraph (OpenAPI `info.x-guidance`).
  *
  * @param base - public base URL, without trailing slash
+ * @param rails - configured rails, in advertising order
  */
-export function shortGuidance(base: string): string {
+export function shortGuidance(base: string, rails: readonly NamedNetwork[]): string {
   return (
     'Every tool is a POST with a JSON body, paid per call with x402 v2 (scheme exact, USDC on ' +
-    `Base or Solana). Send the request without payment, read the Base64 ${X402.requiredHeader} ` +
+    `${networksInWords(rails, 'or')}). Send the request without payment, read the Base64 ${X402.requiredHeader} ` +
     `header of the 402, sign one of its accepts with an x402 v2 client, and repeat the request ` +
     `with the ${X402.signatureHeader} header. The 402 body's input_check tells whether the body ` +
     'is valid before you pay. Over MCP, pay tools/call with ' +

@@ -19,7 +19,10 @@ export interface DiscoveryDeps {
   tools: readonly ToolDefinition[]
   /** Base URL without trailing slash. */
   publicBaseUrl: string
-  /** Configured rails, in advertising order (OpenAPI `x-payment-info`). */
+  /**
+   * Configured rails, in advertising order: OpenAPI `x-payment-info`, and the networks every
+   * document names (test networks marked).
+   */
   rails: readonly Rail[]
   /** The facilitator link: /capabilities lists the rails it settles right now. */
   link: FacilitatorLink
@@ -86,12 +89,19 @@ export function registerDiscovery(app: Hono, deps: DiscoveryDeps): void {
       limits,
     }),
   )
-  const llms = buildLlmsTxt({ ...base, errorCodes, maxBodyBytes: deps.maxBodyBytes, limits })
+  const { rails } = deps
+  const llms = buildLlmsTxt({
+    ...base,
+    errorCodes,
+    maxBodyBytes: deps.maxBodyBytes,
+    limits,
+    rails,
+  })
   const wellKnown = JSON.stringify(
-    buildWellKnown({ ...base, ownershipProofs: deps.ownershipProofs }),
+    buildWellKnown({ ...base, ownershipProofs: deps.ownershipProofs, rails }),
   )
   const robots = buildRobotsTxt(CRAWLABLE_PATHS)
-  const capabilities = buildCapabilities({ ...base, maxBodyBytes: deps.maxBodyBytes })
+  const capabilities = buildCapabilities({ ...base, maxBodyBytes: deps.maxBodyBytes, rails })
 
   app.get('/openapi.json', (c) => serve(c, openapi, 'application/json', STATIC_MAX_AGE))
   app.get('/llms.txt', (c) => serve(c, llms, 'text/plain; charset=utf-8', STATIC_MAX_AGE))

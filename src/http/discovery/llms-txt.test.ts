@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { echoTool } from '../../../test/helpers/fakes.js'
+import { echoTool, fakeRails } from '../../../test/helpers/fakes.js'
 import { serviceErrorCodes } from '../../descriptions/error-codes.js'
 import { SERVICE_ERROR_CODES } from '../../descriptions/errors.js'
 import { serviceLimits } from '../../descriptions/limits.js'
@@ -21,6 +21,7 @@ function build(tools: readonly ToolDefinition[]) {
       timeoutMs: 2000,
       queueLimit: 4,
     }),
+    rails: fakeRails,
   })
 }
 

@@ -6,7 +6,13 @@ import { JWKS_PATH } from '../../receipts/index.js'
 import { formatBytes } from '../../tools/limits.js'
 import type { ToolDefinition } from '../../tools/types.js'
 import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
-import { httpPaymentSteps, mcpBridgeSteps, mcpPaymentSteps, receiptSteps } from './guidance.js'
+import {
+  type GuidedRail,
+  httpPaymentSteps,
+  mcpBridgeSteps,
+  mcpPaymentSteps,
+  receiptSteps,
+} from './guidance.js'
 
 /** Options of {@link buildLlmsTxt}. */
 export interface LlmsTxtOptions {
@@ -17,6 +23,8 @@ export interface LlmsTxtOptions {
   maxBodyBytes: number
   /** The service-wide limits of this deployment (body, run time, admission). */
   limits: readonly LimitDoc[]
+  /** Configured rails, in advertising order: the summary and the steps name their networks. */
+  rails: readonly GuidedRail[]
 }
 
 /** Prefix of the line that carries a tool's example body; tests find the examples by it. */
@@ -57,14 +65,15 @@ function curlExample(base: string, tool: ToolDefinition | undefined): string[] {
  * body as an inline code span, so a test can extract and pay for every example.
  *
  * @example
- * buildLlmsTxt({ tools: catalog, publicBaseUrl, errorCodes }).split('\n')[0] // '# Payload Tools'
+ * buildLlmsTxt({ tools: catalog, publicBaseUrl, errorCodes, maxBodyBytes, limits, rails })
+ *   .split('\n')[0] // '# Payload Tools'
  */
 export function buildLlmsTxt(options: LlmsTxtOptions): string {
   const base = options.publicBaseUrl
   const lines: string[] = [
     `# ${SERVICE.name}`,
     '',
-    `> ${serviceSummary(options.tools)}`,
+    `> ${serviceSummary(options.tools, options.rails)}`,
     '',
     'No AI model and no upstream call: every result is a deterministic function of the input. ' +
       'Payload contents and raw payer addresses are never stored. Every tool is `POST <path>` with ' +
@@ -90,7 +99,7 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     '',
     '## Paying over HTTP (x402 v2)',
     '',
-    ...httpPaymentSteps().map((step, i) => `${i + 1}. ${step}`),
+    ...httpPaymentSteps(options.rails).map((step, i) => `${i + 1}. ${step}`),
     '',
     ...curlExample(base, options.tools[0]),
     '',

@@ -537,7 +537,7 @@ function freePaths(base: string, toolCount: number) {
  */
 export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
   const base = options.publicBaseUrl
-  const summary = serviceSummary(options.tools)
+  const summary = serviceSummary(options.tools, options.rails)
   const schemas: Record<string, JsonSchema> = {}
   const paths: Record<string, unknown> = {}
   for (const tool of options.tools) {
@@ -624,7 +624,7 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
       description:
         `${summary} No AI model and no upstream call: output is a deterministic function ` +
         'of the input. Payload contents and raw payer addresses are not stored.\n\n' +
-        `## Paying over HTTP\n\n${steps(httpPaymentSteps())}\n\n` +
+        `## Paying over HTTP\n\n${steps(httpPaymentSteps(options.rails))}\n\n` +
         `## Paying over MCP\n\n${steps(mcpPaymentSteps(base))}\n\n` +
         `## Receipts\n\n${receiptSteps(base)
           .map((line) => `- ${line}`)
@@ -637,7 +637,7 @@ export function buildOpenApi(options: OpenApiOptions): OpenApiDocument {
         `Every failure is \`{ok: false, error, code, request_id}\`; the codes are the \`ErrorCode\` enum, ` +
         'and `request_id` is also the `X-Request-Id` header of every response. ' +
         `Agents: see ${base}/llms.txt.`,
-      'x-guidance': shortGuidance(base),
+      'x-guidance': shortGuidance(base, options.rails),
     },
     servers: [{ url: base, description: 'This deployment.' }],
     tags: [

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { serviceSummary, X402 } from '../../descriptions/service-info.js'
+import { type NamedNetwork, serviceSummary, X402 } from '../../descriptions/service-info.js'
+import { networksInWords } from '../../payment/networks.js'
 import { usdcDecimal } from '../../payment/rails.js'
 import type { ToolDefinition } from '../../tools/types.js'
 
@@ -28,6 +29,8 @@ export interface WellKnownOptions {
   publicBaseUrl: string
   /** Operator-supplied signatures over the origin string by the payTo keys (passed verbatim). */
   ownershipProofs?: readonly string[] | undefined
+  /** Configured rails, in advertising order: the text names their networks. */
+  rails: readonly NamedNetwork[]
 }
 
 /**
@@ -35,7 +38,7 @@ export interface WellKnownOptions {
  * instructions}`. Resources are bare URLs: POST is the method crawlers probe by default.
  *
  * @example
- * buildWellKnown({ tools: catalog, publicBaseUrl: 'https://tools.example' }).resources[0]
+ * buildWellKnown({ tools: catalog, publicBaseUrl: 'https://tools.example', rails }).resources[0]
  * // 'https://tools.example/hash'
  */
 export function buildWellKnown(options: WellKnownOptions): WellKnownX402 {
@@ -46,11 +49,12 @@ export function buildWellKnown(options: WellKnownOptions): WellKnownX402 {
     version: 1,
     resources: options.tools.map((tool) => `${base}${tool.path}`),
     ...(proofs.length > 0 ? { ownershipProofs: [...proofs] } : {}),
-    description: serviceSummary(options.tools),
+    description: serviceSummary(options.tools, options.rails),
     instructions:
       `POST a JSON body to a resource. Without payment it answers 402 with a ${X402.requiredHeader} ` +
       `header (Base64 JSON, x402Version ${X402.version}, scheme ${X402.scheme}, one entry per rail: ` +
-      `USDC on Base or Solana; prices ${prices.join(' or ')} USDC). Sign one rail with an x402 v2 ` +
+      `USDC on ${networksInWords(options.rails, 'or')}; prices ${prices.join(' or ')} USDC). ` +
+      'Sign one rail with an x402 v2 ' +
       `client and repeat the same request with the ${X402.signatureHeader} header; the 200 answer ` +
       `is {ok: true, result} with a ${X402.responseHeader} receipt. An unpaid request that carries ` +
       'a body also gets input_check in the 402 body, so never pay for a request that would fail ' +

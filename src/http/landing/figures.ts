@@ -1,4 +1,5 @@
-import type { Rail, RailId } from '../../payment/rails.js'
+import { networkInfo } from '../../payment/networks.js'
+import type { Rail } from '../../payment/rails.js'
 import type { Money, Stats } from '../../telemetry/index.js'
 import type { FigureFormat } from './format.js'
 
@@ -114,14 +115,14 @@ export function statValue(stats: Stats, path: string): number | Money {
   throw new Error(`no figure at /stats path ${path}`)
 }
 
-/** Display names of the rails (SPEC section 1). */
-const RAIL_NAMES: Record<RailId, string> = { evm: 'Base', solana: 'Solana' }
-
 /** Activity of one network, zero-filled. */
 export interface NetworkRow {
   /** CAIP-2 network identifier. */
   network: string
-  /** Display name, e.g. `Base`; the identifier itself for a network no rail names. */
+  /**
+   * Display name, e.g. `Base`: the rail's, else the network's known name (a rail of the other
+   * stage), else the identifier itself.
+   */
   name: string
   calls: number
   revenue: Money
@@ -135,11 +136,11 @@ const ZERO: Money = { atomic: '0', usdc: '0' }
  * (a rail configured earlier), by identifier.
  *
  * @example
- * networkRows([{ id: 'evm', network: 'eip155:8453' }], undefined)
+ * networkRows([{ id: 'evm', network: 'eip155:8453', name: 'Base' }], undefined)
  * // [{ network: 'eip155:8453', name: 'Base', calls: 0, revenue: { atomic: '0', usdc: '0' } }]
  */
 export function networkRows(
-  rails: readonly Pick<Rail, 'id' | 'network'>[],
+  rails: readonly Pick<Rail, 'network' | 'name'>[],
   stats: Stats | undefined,
 ): NetworkRow[] {
   const seen = new Set<string>()
@@ -150,7 +151,9 @@ export function networkRows(
     const entry = stats?.networks[network]
     rows.push({ network, name, calls: entry?.calls ?? 0, revenue: entry?.revenue ?? ZERO })
   }
-  for (const rail of rails) add(rail.network, RAIL_NAMES[rail.id])
-  for (const network of Object.keys(stats?.networks ?? {}).sort()) add(network, network)
+  for (const rail of rails) add(rail.network, rail.name)
+  for (const network of Object.keys(stats?.networks ?? {}).sort()) {
+    add(network, networkInfo(network).name)
+  }
   return rows
 }

@@ -9,8 +9,13 @@ import { securityHeaders } from '../security.js'
 import { type LandingDeps, registerLanding } from './index.js'
 
 const RAILS = [
-  { id: 'evm', network: 'eip155:8453' },
-  { id: 'solana', network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp' },
+  { id: 'evm', network: 'eip155:8453', name: 'Base', testnet: false },
+  {
+    id: 'solana',
+    network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
+    name: 'Solana',
+    testnet: false,
+  },
 ] as const
 
 const zero = { atomic: '0', usdc: '0' }

@@ -1,15 +1,21 @@
 import type { Hono } from 'hono'
 import { etag } from 'hono/etag'
-import type { Rail } from '../../payment/rails.js'
 import type { Stats } from '../../telemetry/index.js'
 import type { ToolDefinition } from '../../tools/types.js'
 import { loadLandingAssets } from './assets.js'
 import { LANDING_CSP } from './csp.js'
 import { quickStartSteps } from './quick-start.js'
-import { renderLanding } from './render.js'
+import { type LandingRail, renderLanding } from './render.js'
 
 export { LANDING_CSP } from './csp.js'
-export { ASSET_PATHS, type LandingModel, noticeText, renderLanding, UNAVAILABLE } from './render.js'
+export {
+  ASSET_PATHS,
+  type LandingModel,
+  type LandingRail,
+  noticeText,
+  renderLanding,
+  UNAVAILABLE,
+} from './render.js'
 
 /** How often the page's script refreshes the figures from /stats, in seconds. */
 export const LANDING_REFRESH_SECONDS = 5
@@ -26,8 +32,8 @@ const ASSET_MAX_AGE = 300
 /** What the landing page is built from. */
 export interface LandingDeps {
   tools: readonly ToolDefinition[]
-  /** Configured rails in advertising order. */
-  rails: readonly Pick<Rail, 'id' | 'network'>[]
+  /** Configured rails in advertising order (a test network puts the testnet banner up). */
+  rails: readonly LandingRail[]
   /** Base URL without trailing slash. */
   publicBaseUrl: string
   /** Aggregates, as GET /stats serves them; absent or rejecting -> the unavailable state. */
@@ -69,7 +75,7 @@ async function statsWithin(
 export function registerLanding(app: Hono, deps: LandingDeps): void {
   const assets = loadLandingAssets()
   // Built once (it runs each tool's example), so a catalogue bug fails at start, not per request.
-  const quickStart = quickStartSteps(deps.publicBaseUrl, deps.tools)
+  const quickStart = quickStartSteps(deps.publicBaseUrl, deps.tools, deps.rails)
   const refreshSeconds = deps.refreshSeconds ?? LANDING_REFRESH_SECONDS
   const timeoutMs = deps.statsTimeoutMs ?? LANDING_STATS_TIMEOUT_MS
 

@@ -1,5 +1,7 @@
 import { toolExample } from '../../descriptions/examples.js'
 import { bridgeLaunch, MCP_BRIDGE, MCP_PATH, X402 } from '../../descriptions/service-info.js'
+import { STAGE_NETWORKS } from '../../payment/networks.js'
+import type { Rail } from '../../payment/rails.js'
 import { DELIVERY_RECEIPT, DELIVERY_RECEIPT_TYPE, JWKS_PATH } from '../../receipts/index.js'
 import type { ToolDefinition } from '../../tools/types.js'
 import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
@@ -27,11 +29,19 @@ function shellQuote(text: string): string {
  *
  * @param base - public base URL, without trailing slash
  * @param tools - the catalogue; the first tool is the example
+ * @param rails - configured rails: the client registers the EVM rail's network (Base, or Base
+ *   Sepolia on the testnet stage); Base without one
  * @throws {Error} when the catalogue is empty or its first example is invalid (a catalogue bug)
  */
-export function quickStartSteps(base: string, tools: readonly ToolDefinition[]): QuickStartStep[] {
+export function quickStartSteps(
+  base: string,
+  tools: readonly ToolDefinition[],
+  rails: readonly Pick<Rail, 'id' | 'network'>[] = [],
+): QuickStartStep[] {
   const tool = tools[0]
   if (!tool) throw new Error('the landing page needs at least one tool')
+  const evmNetwork =
+    rails.find((rail) => rail.id === 'evm')?.network ?? STAGE_NETWORKS.mainnet.evm.network
   const body = JSON.stringify(toolExample(tool).body)
   const url = `${base}${tool.path}`
   return [
@@ -65,7 +75,7 @@ export function quickStartSteps(base: string, tools: readonly ToolDefinition[]):
         `import { privateKeyToAccount } from 'viem/accounts'`,
         '',
         'const client = new x402Client()',
-        `client.register('eip155:8453', new ExactEvmScheme(privateKeyToAccount(process.env.PAYER_KEY)))`,
+        `client.register('${evmNetwork}', new ExactEvmScheme(privateKeyToAccount(process.env.PAYER_KEY)))`,
         'const pay = wrapFetchWithPayment(fetch, client)',
         '',
         `const res = await pay('${url}', {`,

@@ -8,8 +8,8 @@ import { renderLanding } from './render.js'
 const BASE = 'eip155:8453'
 const SOLANA = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
 const RAILS = [
-  { id: 'evm', network: BASE },
-  { id: 'solana', network: SOLANA },
+  { id: 'evm', network: BASE, name: 'Base', testnet: false },
+  { id: 'solana', network: SOLANA, name: 'Solana', testnet: false },
 ] as const
 
 const m = (atomic: string, usdc: string) => ({ atomic, usdc })
@@ -118,7 +118,7 @@ describe('renderLanding', () => {
     expect(networks(await render())).toEqual([
       [BASE, 'Base', '1,150', '1.2 USDC'],
       [SOLANA, 'Solana', '0', '0 USDC'],
-      ['eip155:84532', 'eip155:84532', '50', '0.05 USDC'],
+      ['eip155:84532', 'Base Sepolia', '50', '0.05 USDC'],
     ])
     expect(networks(await render({ stats: { ...STATS, networks: {} } }))).toEqual([
       [BASE, 'Base', '0', '0 USDC'],
@@ -247,9 +247,56 @@ describe('renderLanding', () => {
     expect(page).toContain('data-network="&lt;i&gt;net&lt;/i&gt;"')
   })
 
+  it('marks a testnet plainly: title, header label and a banner naming the test networks', async () => {
+    const testnet = [
+      { id: 'evm', network: 'eip155:84532', name: 'Base Sepolia', testnet: true },
+      {
+        id: 'solana',
+        network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+        name: 'Solana devnet',
+        testnet: true,
+      },
+    ] as const
+    const page = await render({ rails: testnet })
+    expect(page).toContain(
+      '<title>Testnet · Payload Tools: payload utilities paid per call with x402</title>',
+    )
+    expect(page).toContain(
+      '<div class="stage-banner" role="note" aria-label="Test network" data-stage="testnet">',
+    )
+    expect(text(page)).toContain(
+      'Testnet Payments here settle on Base Sepolia and Solana devnet: faucet USDC with no value, no real money. Figures and receipts are from the test networks.',
+    )
+    expect(page).toContain('<span>Payload Tools</span> <span class="stage-label">Testnet</span>')
+    expect(page).toContain(
+      '<p class="eyebrow">x402 v2 · USDC on Base Sepolia and Solana devnet</p>',
+    )
+    expect(text(page)).toContain(
+      'Your x402 client signs a USDC payment on Base Sepolia or Solana devnet (test networks: faucet USDC, no value).',
+    )
+    expect(page).toContain('client.register(&#39;eip155:84532&#39;')
+    expect(page.indexOf('stage-banner')).toBeLessThan(page.indexOf('<header'))
+  })
+
+  it('shows no testnet mark on mainnet', async () => {
+    const page = await render()
+    expect(page).not.toContain('stage-banner')
+    expect(page).not.toContain('stage-label')
+    expect(page).not.toContain('Testnet')
+    expect(page).toContain('<p class="eyebrow">x402 v2 · USDC on Base and Solana</p>')
+    expect(page).toContain('client.register(&#39;eip155:8453&#39;')
+  })
+
   it('has no inline script or style, so it runs under the strict CSP', async () => {
-    for (const stats of [STATS, undefined]) {
-      const page = await render({ stats })
+    const testnet = [
+      { id: 'evm', network: 'eip155:84532', name: 'Base Sepolia', testnet: true },
+    ] as const
+    for (const [stats, rails] of [
+      [STATS, RAILS],
+      [undefined, RAILS],
+      [STATS, testnet],
+    ] as const) {
+      const page = await render({ stats, rails })
       const scripts = [...page.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)]
       expect(scripts.map((s) => [s[1], s[2]])).toEqual([
         [' src="/assets/uplot.min.js" defer', ''],

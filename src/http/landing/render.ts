@@ -1,6 +1,7 @@
 import { html } from 'hono/html'
 import type { HtmlEscapedString } from 'hono/utils/html'
 import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from '../../descriptions/service-info.js'
+import { networksInWords } from '../../payment/networks.js'
 import { type Rail, usdcDecimal } from '../../payment/rails.js'
 import type { Money, Stats } from '../../telemetry/index.js'
 import type { ToolDefinition } from '../../tools/types.js'
@@ -23,8 +24,11 @@ export const UNAVAILABLE = 'Unavailable'
 /** What the landing page is rendered from. */
 export interface LandingModel {
   tools: readonly ToolDefinition[]
-  /** Configured rails in advertising order; each gets a network card even without activity. */
-  rails: readonly Pick<Rail, 'id' | 'network'>[]
+  /**
+   * Configured rails in advertising order; each gets a network card even without activity, and a
+   * test network puts the testnet banner on the page.
+   */
+  rails: readonly LandingRail[]
   /** Base URL without trailing slash, for the quick-start commands. */
   publicBaseUrl: string
   /** Figures from /stats; `undefined` renders the unavailable state. */
@@ -36,6 +40,27 @@ export interface LandingModel {
 }
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>
+
+/** A configured rail as the landing page shows it. */
+export type LandingRail = Pick<Rail, 'id' | 'network' | 'name' | 'testnet'>
+
+/** True when the page serves a test network: the title, header and banner say so. */
+function onTestnet(model: LandingModel): boolean {
+  return model.rails.some((rail) => rail.testnet)
+}
+
+/**
+ * The testnet banner: shown when any rail is a test network, naming them, so that nobody takes
+ * the figures for revenue or pays with real money expecting a real service. Empty on mainnet.
+ */
+function stageBanner(model: LandingModel): Html | string {
+  const tests = model.rails.filter((rail) => rail.testnet)
+  if (tests.length === 0) return ''
+  const names = tests.map((rail) => rail.name).join(' and ')
+  return html`<div class="stage-banner" role="note" aria-label="Test network" data-stage="testnet"><div class="wrap">
+<p><strong class="stage-label">Testnet</strong> Payments here settle on ${names}: faucet USDC with no value, no real money. Figures and receipts are from the test ${tests.length === 1 ? 'network' : 'networks'}.</p>
+</div></div>`
+}
 
 /** Text with `backtick` spans rendered as `<code>`; every part is escaped. */
 function inlineCode(text: string): Html[] {
@@ -49,8 +74,8 @@ function head(model: LandingModel): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<meta name="description" content="${serviceSummary(model.tools)}">
-<title>${SERVICE.name}: payload utilities paid per call with x402</title>
+<meta name="description" content="${serviceSummary(model.tools, model.rails)}">
+<title>${onTestnet(model) ? 'Testnet · ' : ''}${SERVICE.name}: payload utilities paid per call with x402</title>
 <link rel="icon" href="${ASSET_PATHS.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="${ASSET_PATHS.chartCss}">
 <link rel="stylesheet" href="${ASSET_PATHS.css}">
@@ -59,10 +84,10 @@ function head(model: LandingModel): Html {
 </head>`
 }
 
-function siteHeader(): Html {
+function siteHeader(model: LandingModel): Html {
   return html`<header class="site-header">
 <div class="wrap bar">
-<a class="brand" href="/"><img src="${ASSET_PATHS.icon}" alt="" width="28" height="28"><span>${SERVICE.name}</span></a>
+<a class="brand" href="/"><img src="${ASSET_PATHS.icon}" alt="" width="28" height="28"><span>${SERVICE.name}</span>${onTestnet(model) ? html` <span class="stage-label">Testnet</span>` : ''}</a>
 <nav aria-label="Sections"><ul>
 <li><a href="#live">Live usage</a></li>
 <li><a href="#tools">Tools</a></li>
@@ -83,7 +108,7 @@ function hero(model: LandingModel): Html {
   const example = model.tools[0]?.path ?? '/'
   return html`<section class="hero" aria-labelledby="title">
 <div class="hero-text">
-<p class="eyebrow">x402 v2 · USDC on Base and Solana</p>
+<p class="eyebrow">x402 v2 · USDC on ${model.rails.map((rail) => rail.name).join(' and ') || 'no network yet'}</p>
 <h1 id="title">${SERVICE.name}</h1>
 <p class="lede">${model.tools.length} deterministic payload utilities for developers and AI agents, over HTTP and MCP. Pay per call in USDC with x402: no account, no API key.</p>
 <ul class="facts">
@@ -97,7 +122,7 @@ function hero(model: LandingModel): Html {
 <h2>How a call is paid</h2>
 <ol class="flow">
 <li><strong>Ask.</strong> <code>POST ${example}</code> without payment answers <code>402</code>, the price in its <code>PAYMENT-REQUIRED</code> header.</li>
-<li><strong>Sign.</strong> Your x402 client signs a USDC payment on Base or Solana. Nothing moves yet.</li>
+<li><strong>Sign.</strong> Your x402 client signs a USDC payment on ${networksInWords(model.rails, 'or')}. Nothing moves yet.</li>
 <li><strong>Retry.</strong> The same request with <code>PAYMENT-SIGNATURE</code> answers <code>200</code> with the result; the payment settles and a signed receipt binding the result to the payment comes back in <code>PAYMENT-RESPONSE</code>.</li>
 </ol>
 </div>
@@ -271,13 +296,14 @@ function footer(): Html {
  * @throws {Error} when the catalogue is empty or its first example is invalid
  */
 export async function renderLanding(model: LandingModel): Promise<string> {
-  const steps = model.quickStart ?? quickStartSteps(model.publicBaseUrl, model.tools)
+  const steps = model.quickStart ?? quickStartSteps(model.publicBaseUrl, model.tools, model.rails)
   const page = html`<!doctype html>
 <html lang="en">
 ${head(model)}
 <body>
 <a class="skip-link" href="#main">Skip to content</a>
-${siteHeader()}
+${stageBanner(model)}
+${siteHeader(model)}
 <main id="main" class="wrap">
 ${hero(model)}
 ${live(model)}
