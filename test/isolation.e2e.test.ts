@@ -59,47 +59,53 @@ async function sign(keys: PayerKeys, call: HostileCall): Promise<string> {
   return http.encodePaymentSignatureHeader(payload)['PAYMENT-SIGNATURE'] as string
 }
 
-/** One probe of a free path while the hostile calls run: its status and time in milliseconds. */
+/**
+ * One probe of a free path while the hostile calls run: its status, and how many tools were
+ * running on the workers when its answer arrived.
+ */
 interface Probe {
   path: string
   status: number
-  ms: number
+  toolsRunning: number
 }
 
-/** Probes /health, an unpaid 402 and /stats in turn until `done` settles. */
+/** Probes /health, an unpaid 402 and /stats, the three at once, every 50 ms until `done` settles. */
 async function probeUntil(done: Promise<unknown>): Promise<Probe[]> {
   let finished = false
   done.finally(() => {
     finished = true
   })
   const probes: Probe[] = []
-  const targets = [
-    () => fetch(`${svc.baseUrl}/health`),
-    () => post('/hash', { input: 'probe' }),
-    () => fetch(`${svc.baseUrl}/stats`),
-  ]
-  for (let i = 0; !finished; i++) {
-    const started = performance.now()
-    const res = await (targets[i % targets.length] as () => Promise<Response>)()
+  const probe = async (request: () => Promise<Response>) => {
+    const res = await request()
     await res.arrayBuffer()
     probes.push({
       path: new URL(res.url).pathname,
       status: res.status,
-      ms: performance.now() - started,
+      toolsRunning: svc.service.runner.status().running,
     })
+  }
+  while (!finished) {
+    await Promise.all([
+      probe(() => fetch(`${svc.baseUrl}/health`)),
+      probe(() => post('/hash', { input: 'probe' })),
+      probe(() => fetch(`${svc.baseUrl}/stats`)),
+    ])
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return probes
 }
 
-/** Every probe answered as it should, each well within a second while hostile calls ran. */
+/**
+ * Every probe answered as it should, and each path answered while a tool was still running on a
+ * worker: the event loop served them during the tool, not after it. (An order, not a duration:
+ * it holds however slow a loaded machine is. The latencies are `npm run bench`'s, section 5.)
+ */
 function expectResponsive(probes: Probe[]) {
-  expect(probes.length).toBeGreaterThanOrEqual(6)
   const expected: Record<string, number> = { '/health': 200, '/hash': 402, '/stats': 503 }
-  for (const probe of probes) {
-    expect(probe.status, probe.path).toBe(expected[probe.path])
-    expect(probe.ms, probe.path).toBeLessThan(1000)
-  }
+  for (const probe of probes) expect(probe.status, probe.path).toBe(expected[probe.path])
+  const duringTools = new Set(probes.filter((p) => p.toolsRunning > 0).map((p) => p.path))
+  expect([...duringTools].sort()).toEqual(['/hash', '/health', '/stats'])
 }
 
 describe('tool calls that would hold the service', () => {
@@ -188,10 +194,12 @@ describe('tool calls that would hold the service', () => {
       return responses[i]?.status === 200 ? 200 : bodies[i]?.code
     }
     expect(outcome(NESTED_QUANTIFIER)).toBe(200)
+    // Exponential backtracking (2^28 paths): minutes of CPU on any machine, far beyond the budget.
     expect(outcome(BACKREFERENCE)).toBe('tool_timeout')
-    // 12 percent-encodings of 1 MiB take about 16 s of CPU: far beyond the budget.
-    expect(outcome(MAX_PIPELINE)).toBe('tool_timeout')
-    // About 1.4 s of CPU: done or stopped, depending on the machine's load; charged only if done.
+    // 12 percent-encodings of 1 MiB (about 1.2 s of CPU here) and the largest text-diff (about
+    // 1.4 s): done or stopped, depending on the machine's load; charged only if done, as checked
+    // below. (Issue 19: the pipeline once finished within the budget and answered 200.)
+    expect([200, 'tool_timeout']).toContain(outcome(MAX_PIPELINE))
     expect([200, 'tool_timeout']).toContain(outcome(MAX_TEXT_DIFF))
 
     // The payer paid exactly the prices of the calls that answered 200, and payTo got them.
