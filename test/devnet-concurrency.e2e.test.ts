@@ -91,6 +91,23 @@ describe.each<Rail>(['evm', 'solana'])('%s rail under concurrent payments', (rai
     expect(settled).toHaveLength(CALLS)
     expect(new Set(settled.map((r) => r.transaction)).size).toBe(CALLS)
     expect(await payToBalance(stack, rail)).toBe(before + BigInt(CALLS) * HASH_PRICE)
+    if (rail === 'solana') {
+      // Every landed transfer keeps its status, however many landed after it (litesvm forgot
+      // all but the last 32, and their confirmations timed out).
+      const statuses = await fetch(stack.solana.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'getSignatureStatuses',
+          params: [settled.map((r) => r.transaction)],
+        }),
+      }).then((res) => res.json() as Promise<{ result: { value: unknown[] } }>)
+      expect(statuses.result.value).toEqual(
+        Array(CALLS).fill(expect.objectContaining({ confirmationStatus: 'finalized', err: null })),
+      )
+    }
     const refusals = results.filter((r) => !r.success).map((r) => r.errorReason)
     expect(refusals).toEqual(
       Array(CALLS).fill(

@@ -5,16 +5,9 @@ import { type Chain, createWalletClient, type Hash, type Hex, http, publicAction
 import { privateKeyToAccount } from 'viem/accounts'
 import { verifyTypedData } from 'viem/actions'
 import { base } from 'viem/chains'
-import { logger } from '../logger.js'
 
 /** CAIP-2 id of Base mainnet, the network the devnet impersonates. */
 export const BASE_NETWORK = 'eip155:8453' as const
-
-/**
- * How long one facilitator transaction may take to be mined before the next one is sent anyway,
- * in milliseconds. Anvil mines each transaction at once; this only bounds a wedged node.
- */
-export const MINE_WAIT_MS = 30_000
 
 export interface DevEvmSchemeOptions {
   /** JSON-RPC endpoint of the chain to verify against and settle on. */
@@ -61,18 +54,12 @@ export function registerDevEvmScheme(
     transport: http(rpcUrl),
     pollingInterval: 50,
   }).extend(publicActions)
+  // eth_sendRawTransactionSync (EIP-7966, which anvil serves) broadcasts and returns the receipt
+  // in one round trip, so the queue holds each transaction for no receipt polling; a wedged node
+  // is bounded by the transport's timeout (viem's 10 s), after which the queue moves on.
   const oneAtATime = serialQueue()
-  const sendAndMine = (send: () => Promise<Hash>): Promise<Hash> =>
-    oneAtATime(async () => {
-      const hash = await send()
-      try {
-        await client.waitForTransactionReceipt({ hash, timeout: MINE_WAIT_MS })
-      } catch (error) {
-        // The SDK waits for the receipt again and reports the outcome; only the queue moves on.
-        logger.warn({ err: (error as Error).name }, 'devnet facilitator transaction not mined')
-      }
-      return hash
-    })
+  const mined = (receipt: Promise<{ transactionHash: Hash }>) =>
+    receipt.then((r) => r.transactionHash)
 
   const signer = toFacilitatorEvmSigner({
     address: account.address,
@@ -81,8 +68,9 @@ export function registerDevEvmScheme(
     // The client method fixes the typed-data generic; the action accepts the SDK's loose shape.
     verifyTypedData: (args) =>
       verifyTypedData<Record<string, unknown>, string, Chain>(client, args),
-    writeContract: (args) => sendAndMine(() => client.writeContract({ ...args, args: args.args })),
-    sendTransaction: (args) => sendAndMine(() => client.sendTransaction(args)),
+    writeContract: (args) =>
+      oneAtATime(() => mined(client.writeContractSync({ ...args, args: args.args }))),
+    sendTransaction: (args) => oneAtATime(() => mined(client.sendTransactionSync(args))),
     waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
   })
   facilitator.register(BASE_NETWORK, new ExactEvmScheme(signer))
