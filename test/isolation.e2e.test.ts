@@ -191,6 +191,16 @@ describe('tool calls that would hold the service', () => {
     const probes = await probeUntil(all)
     const responses = await all
     const bodies = await Promise.all(responses.map((r) => json(r)))
+    // Workers stopped at their budget are replaced, which takes seconds of tsx compiling on a
+    // loaded machine: the honest call may outwait its queue deadline and get 503 overloaded, which
+    // charges nothing and says when to retry. A client retries; it is served then.
+    for (let tries = 0; responses[4]?.status === 503 && tries < 10; tries++) {
+      expect((bodies[4] as { code?: string }).code).toBe('overloaded')
+      const wait = Number(responses[4].headers.get('retry-after') ?? 1) * 1000
+      await new Promise((resolve) => setTimeout(resolve, wait))
+      responses[4] = await pay(`${svc.baseUrl}/hash`, { method: 'POST', body: '{"input":"abc"}' })
+      bodies[4] = await json(responses[4])
+    }
 
     const honestBody = bodies[4] as { result: { hex: string }; code?: string }
     expect([responses[4]?.status, honestBody.code]).toEqual([200, undefined])
