@@ -14,6 +14,7 @@ import {
 import { createRedisGuard } from '../src/payment/redis-guard.js'
 import { createRedis } from '../src/redis.js'
 import { median } from './measure.js'
+import { type BenchMode, pick } from './mode.js'
 
 const call = { tool: 'hash', inputDigest: 'ab'.repeat(32) }
 const settlement = {
@@ -71,11 +72,16 @@ async function micros(rounds: number, op: (i: number) => Promise<unknown>): Prom
 }
 
 /** Markdown table of the guard's bound and cost. */
-export async function benchGuard(quick: boolean): Promise<string> {
+export async function benchGuard(mode: BenchMode): Promise<string> {
   const rows = ['| measure | figure |', '| --- | --- |']
   const perSecond = 1000
   const window = (DUPLICATE_WINDOW_MS / 1000) * perSecond * 2
-  for (const calls of quick ? [100_000, 300_000] : [300_000, 1_000_000]) {
+  const bounds = pick(mode, {
+    full: [300_000, 1_000_000],
+    quick: [100_000, 300_000],
+    smoke: [10_000, 30_000],
+  })
+  for (const calls of bounds) {
     const m = await memoryBound(calls, perSecond)
     rows.push(
       `| memory guard after ${calls.toLocaleString('en-US')} paid calls at ${perSecond}/s (2 keys each) | ${m.size.toLocaleString('en-US')} records at the end, at most ${m.most.toLocaleString('en-US')} (one window: ${window.toLocaleString('en-US')} + a second's), heap +${m.heapMiB.toFixed(1)} MiB |`,
@@ -83,7 +89,7 @@ export async function benchGuard(quick: boolean): Promise<string> {
   }
   const memory = createMemoryGuard()
   rows.push(
-    `| memory guard: one paid call's traffic (2 claims + 2 settles), median | ${(await micros(20_000, (i) => paidCall(memory, i))).toFixed(1)} µs |`,
+    `| memory guard: one paid call's traffic (2 claims + 2 settles), median | ${(await micros(pick(mode, { full: 20_000, quick: 20_000, smoke: 2_000 }), (i) => paidCall(memory, i))).toFixed(1)} µs |`,
   )
 
   const redis = createRedis({ url: SYSTEM_REDIS_URL, timeoutMs: 500 })
@@ -98,7 +104,7 @@ export async function benchGuard(quick: boolean): Promise<string> {
     }
     const prefix = `bench:guard:${randomUUID()}:`
     const guard = createRedisGuard({ client: redis.client, prefix })
-    const rounds = quick ? 500 : 3_000
+    const rounds = pick(mode, { full: 3_000, quick: 500, smoke: 50 })
     const raw = await micros(rounds, (i) =>
       redis.client.set(`${prefix}raw:${i}`, 'x', 'PX', DUPLICATE_WINDOW_MS, 'NX'),
     )

@@ -43,6 +43,7 @@ import {
 import { fakeGate, inlineRunner } from '../test/helpers/fakes.js'
 import { listen } from './http.js'
 import { median, table, us } from './measure.js'
+import { type BenchMode, benchMode, pick } from './mode.js'
 
 /** Targets of issue 9. */
 const MAX_DELAY_TARGET_MS = 20
@@ -88,8 +89,8 @@ async function gateCalls(runner: ToolRunner, n: number): Promise<number> {
   )
 }
 
-async function poolOverhead(quick: boolean): Promise<string> {
-  const n = quick ? 100 : 500
+async function poolOverhead(mode: BenchMode): Promise<string> {
+  const n = pick(mode, { full: 500, quick: 100, smoke: 10 })
   const runner = createToolRunner({ workers: 1, timeoutMs: 2000, queueLimit: 0 })
   await runner.warm()
   const small = hash.input.parse({ input: 'abc' })
@@ -396,15 +397,15 @@ const summary = (list: string[]) => {
  *
  * @param seconds - measured seconds per phase
  */
-export async function benchHostile(seconds: number, quick = false): Promise<string> {
+export async function benchHostile(seconds: number, mode: BenchMode = 'full'): Promise<string> {
   const load = loadavg()
-  const overhead = await poolOverhead(quick)
+  const overhead = await poolOverhead(mode)
   const child = await startChild('--serve')
   const control = await startChild('--control')
   try {
     const idle = await phase(child, control, seconds, false)
     const loaded = await phase(child, control, seconds, true)
-    const times = await alone(child, quick ? 1 : 3)
+    const times = await alone(child, pick(mode, { full: 3, quick: 1, smoke: 1 }))
     const verdict = (value: number, target: number) =>
       `${value.toFixed(1)} ms ${value < target ? '(target met)' : `(target ${target} ms MISSED)`}`
     const honestSorted = [...loaded.honest].sort((a, b) => a - b)
@@ -471,7 +472,7 @@ if (process.argv.includes('--serve')) {
   logger.level = 'silent'
   const flag = process.argv.indexOf('--seconds')
   process.stdout.write(
-    `${await benchHostile(flag >= 0 ? Number(process.argv[flag + 1]) : 10, process.argv.includes('--quick'))}\n`,
+    `${await benchHostile(flag >= 0 ? Number(process.argv[flag + 1]) : 10, benchMode())}\n`,
   )
   process.exit(0)
 }

@@ -94,8 +94,9 @@ async function serveChild(): Promise<void> {
   const telemetries: Telemetry[] = []
   const bare = await listen(bareHono().fetch)
   const targets: Target[] = [bare]
-  // The load generator is one client: a quota it never reaches (bench/ratelimit.ts measures the limiter).
-  const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_POINTS: '1000000000' })
+  // The load generator is one client: the configuration's largest quota (1,000,000 a minute, about
+  // 16,000 req/s), which no endpoint here reaches (bench/ratelimit.ts measures the limiter).
+  const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_POINTS: '1000000' })
   const withTelemetry = async (cacheMs?: number) => {
     const telemetry = await createTelemetry({
       dataDir,
@@ -141,7 +142,11 @@ interface Measured {
   rps: number
 }
 
-async function measure(endpoint: Endpoint, seconds: number): Promise<Measured> {
+async function measure(
+  endpoint: Endpoint,
+  seconds: number,
+  warmUpSeconds: number,
+): Promise<Measured> {
   const options = {
     url: endpoint.url,
     connections: CONNECTIONS,
@@ -150,7 +155,7 @@ async function measure(endpoint: Endpoint, seconds: number): Promise<Measured> {
       ? { body: endpoint.body, headers: { 'content-type': 'application/json' } }
       : {}),
   }
-  await autocannon({ ...options, duration: WARM_UP_SECONDS })
+  if (warmUpSeconds > 0) await autocannon({ ...options, duration: warmUpSeconds })
   const result = await autocannon({ ...options, duration: seconds })
   return {
     name: endpoint.name,
@@ -167,9 +172,10 @@ const meanMs = (r: Measured) => (CONNECTIONS / r.rps) * 1000
  * The load section: forks the servers, loads each endpoint in turn with autocannon, and returns
  * a Markdown table with ratios to the bare Hono GET measured in the same run.
  *
- * @param seconds - measured seconds per endpoint (after a 3 s warm-up)
+ * @param seconds - measured seconds per endpoint
+ * @param warmUpSeconds - unmeasured load before each endpoint's measurement (0: none)
  */
-export async function benchLoad(seconds: number): Promise<string> {
+export async function benchLoad(seconds: number, warmUpSeconds = WARM_UP_SECONDS): Promise<string> {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve'], {
     execArgv: process.execArgv,
   })
@@ -179,10 +185,10 @@ export async function benchLoad(seconds: number): Promise<string> {
       child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)))
     })
     const results: Measured[] = []
-    for (const endpoint of endpoints) results.push(await measure(endpoint, seconds))
+    for (const endpoint of endpoints) results.push(await measure(endpoint, seconds, warmUpSeconds))
     const base = results[0] as Measured
     return [
-      `autocannon: ${CONNECTIONS} connections, ${WARM_UP_SECONDS} s warm-up, ${seconds} s measured per ` +
+      `autocannon: ${CONNECTIONS} connections, ${warmUpSeconds} s warm-up, ${seconds} s measured per ` +
         `endpoint; servers in a child process; SQLite telemetry holding ${EVENTS.toLocaleString('en-US')} events.`,
       '',
       table(

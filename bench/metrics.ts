@@ -12,6 +12,7 @@
  *
  * `npx tsx bench/metrics.ts [--rounds N] [--seconds S] [--calls N]` runs this section alone.
  */
+
 import { type ChildProcess, fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { x402HTTPClient } from '@x402/core/client'
@@ -30,6 +31,7 @@ import { catalog } from '../src/tools/catalog.js'
 import { fakeGate } from '../test/helpers/fakes.js'
 import { listen, type Target } from './http.js'
 import { median, table } from './measure.js'
+import { type BenchMode, benchMode, pick } from './mode.js'
 
 const CONNECTIONS = 10
 const WARM_UP_SECONDS = 2
@@ -324,17 +326,19 @@ async function benchPaidCalls(calls: number): Promise<string> {
 }
 
 /**
- * The section, with its heading: the 402 path, then paid calls; `quick` for a short run.
+ * The section: the 402 path, then paid calls; `quick` and `smoke` for shorter runs.
  *
  * @param counts - rounds and seconds of the 402 path, paid calls per service (the command line's)
  */
 export async function benchMetrics(
-  quick: boolean,
-  counts = { rounds: quick ? 2 : 7, seconds: quick ? 2 : 3, calls: quick ? 5 : 20 },
+  mode: BenchMode,
+  counts = {
+    rounds: pick(mode, { full: 7, quick: 2, smoke: 1 }),
+    seconds: pick(mode, { full: 3, quick: 2, smoke: 1 }),
+    calls: pick(mode, { full: 20, quick: 5, smoke: 2 }),
+  },
 ): Promise<string> {
   return [
-    '\n## Operator metrics and request ids (issue 20)',
-    '',
     '### The 402 path',
     '',
     await bench402(counts.rounds, counts.seconds),
@@ -360,6 +364,6 @@ if (process.argv.includes('--serve')) {
     seconds: arg('--seconds', 3),
     calls: arg('--calls', 20),
   }
-  process.stdout.write(`${await benchMetrics(false, counts)}\n`)
+  process.stdout.write(`${await benchMetrics('full', counts)}\n`)
   process.exit(0)
 }

@@ -16,6 +16,9 @@ export async function benchPaid(calls: number): Promise<string> {
   const config = loadConfig({ ...stack.serviceEnv, LOG_LEVEL: 'silent' })
   const service = createService(config)
   const target = await listen(service.app.fetch)
+  // Worker start-up (tsx compiles the tools in each thread) is not part of a round trip; on a
+  // loaded machine a first call could wait past its queue deadline for it (503 overloaded).
+  await service.runner.warm()
   const rows: (string | number)[][] = []
   try {
     const rails: { rail: 'evm' | 'solana'; label: string; keys: PayerKeys }[] = [
@@ -57,9 +60,9 @@ export async function benchPaid(calls: number): Promise<string> {
         const headers = { ...init.headers, ...http.encodePaymentSignatureHeader(payload) }
         const t2 = performance.now()
         const paid = await fetch(`${target.url}/hash`, { ...init, headers })
-        await paid.text()
+        const answer = await paid.text()
         const t3 = performance.now()
-        if (paid.status !== 200) throw new Error(`paid call answered ${paid.status}`)
+        if (paid.status !== 200) throw new Error(`paid call answered ${paid.status}: ${answer}`)
         if (i < 2) continue // warm-up
         phases.unpaid.push(t1 - t0)
         phases.sign.push(t2 - t1)

@@ -211,10 +211,15 @@ async function load(endpoint: Endpoint, seconds: number): Promise<autocannon.Res
 }
 
 /**
- * The section: forks the server process, warms every endpoint up, then loads each in turn for
- * `seconds`, `rounds` times; a Markdown table of medians with the ratios.
+ * The section: forks the server process, warms every endpoint up for `warmUpSeconds` (0: none),
+ * then loads each in turn for `seconds`, `rounds` times; a Markdown table of medians with the
+ * ratios.
  */
-export async function benchRateLimit(rounds: number, seconds: number): Promise<string> {
+export async function benchRateLimit(
+  rounds: number,
+  seconds: number,
+  warmUpSeconds = WARM_UP_SECONDS,
+): Promise<string> {
   const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
     execArgv: process.execArgv,
     // The child's stdout (the request log when on) goes to /dev/null.
@@ -228,7 +233,7 @@ export async function benchRateLimit(rounds: number, seconds: number): Promise<s
     const runs = endpoints.map((endpoint) => ({ endpoint }))
     for (const { endpoint } of runs) {
       await ask(child, { log: endpoint.log })
-      await load(endpoint, WARM_UP_SECONDS)
+      if (warmUpSeconds > 0) await load(endpoint, warmUpSeconds)
     }
     const samples = new Map<string, Sample[]>(runs.map(({ endpoint }) => [endpoint.name, []]))
     for (let round = 0; round < rounds; round++) {
@@ -259,7 +264,7 @@ export async function benchRateLimit(rounds: number, seconds: number): Promise<s
         ? `${(rpsOf(name) / ceiling).toFixed(2)} by req/s, ${(ceilingCpu / cpuOf(name)).toFixed(2)} by CPU`
         : 'not measured (no Redis at 127.0.0.1:6379)'
     return [
-      `autocannon: ${CONNECTIONS} connections, \`POST /hash\` with \`${BODY}\` (unpaid), ${WARM_UP_SECONDS} s ` +
+      `autocannon: ${CONNECTIONS} connections, \`POST /hash\` with \`${BODY}\` (unpaid), ${warmUpSeconds} s ` +
         `warm-up, then ${rounds} rounds of ${seconds} s per endpoint, interleaved; medians of the ` +
         'rounds. Servers in a child process, its request log off, or on into /dev/null; the ' +
         'limiter never refuses (a quota of 10^9), so every answer is the 402. "server CPU / req" is ' +

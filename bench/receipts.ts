@@ -13,6 +13,7 @@ import { createService } from '../src/service.js'
 import { hashTool } from '../src/tools/hash.js'
 import { listen } from './http.js'
 import { median, table, us } from './measure.js'
+import { type BenchMode, benchMode, pick } from './mode.js'
 
 /**
  * One awaited call of `fn`, in microseconds, medians of `rounds` rounds after a warm-up: its wall
@@ -73,9 +74,9 @@ async function paidRequestMs(base: string, keys: PayerKeys, rail: 'evm' | 'solan
  * tool's 402 is rebuilt (once per 150 s period); then, for scale, the median paid request of
  * `/hash` on the devnet (verify, run, settle and the receipts) on each rail.
  *
- * @param quick - fewer rounds and paid calls
+ * @param mode - `quick` and `smoke` take fewer rounds and paid calls
  */
-export async function benchReceipts(quick: boolean): Promise<string> {
+export async function benchReceipts(mode: BenchMode): Promise<string> {
   const key = parseSigningKey(
     generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
   )
@@ -104,8 +105,8 @@ export async function benchReceipts(quick: boolean): Promise<string> {
     network: 'eip155:8453',
     payer: '0x857b06519E91e3A54538791bDbb0E22373e36b66',
   }
-  const iterations = quick ? 100 : 500
-  const rounds = quick ? 3 : 7
+  const iterations = pick(mode, { full: 500, quick: 100, smoke: 20 })
+  const rounds = pick(mode, { full: 7, quick: 3, smoke: 1 })
   const receipt = await receipts.deliveryReceipt(delivery)
   const keySet = createLocalJWKSet(receipts.jwks())
   const offers = receipts.offerReceipt.extension.enrichPaymentRequiredResponse
@@ -166,13 +167,13 @@ export async function benchReceipts(quick: boolean): Promise<string> {
               accepts: requirements,
             },
           } as never),
-        quick ? 50 : 200,
+        pick(mode, { full: 200, quick: 50, smoke: 10 }),
         rounds,
       ),
     ],
   ]
 
-  const calls = quick ? 5 : 20
+  const calls = pick(mode, { full: 20, quick: 5, smoke: 2 })
   const stack = await startDevStack({ payers: 1 })
   const service = createService(loadConfig({ ...stack.serviceEnv, LOG_LEVEL: 'silent' }))
   // As at start (src/main.ts): the workers load the tools before the first paid call.
@@ -230,9 +231,9 @@ export async function benchReceipts(quick: boolean): Promise<string> {
   ].join('\n')
 }
 
-// `npx tsx bench/receipts.ts [--quick]` runs this section alone.
+// `npx tsx bench/receipts.ts [--quick|--smoke]` runs this section alone.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   logger.level = 'silent'
-  process.stdout.write(`${await benchReceipts(process.argv.includes('--quick'))}\n`)
+  process.stdout.write(`${await benchReceipts(benchMode())}\n`)
   process.exit(0)
 }

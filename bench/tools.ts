@@ -5,17 +5,19 @@ import { hash } from '../src/tools/hash.js'
 import { hmac } from '../src/tools/hmac.js'
 import { textDiff } from '../src/tools/text-diff.js'
 import { median, table, timePerCall, us } from './measure.js'
+import { type BenchMode, pick } from './mode.js'
 
 /**
  * Tool run time against the raw library it wraps, in one process: hash and hmac against
  * node:crypto, base64 against Buffer, text-diff against jsdiff alone.
  */
-export function benchTools(quick: boolean): string {
+export function benchTools(mode: BenchMode): string {
   const kib = (n: number) => 'a1b2c3d4'.repeat(n * 128)
   const rows: (string | number)[][] = []
   const row = (name: string, ours: number, base: number, baseName: string) =>
     rows.push([name, us(ours), `${baseName} ${us(base)}`, `${(ours / base).toFixed(2)}×`])
-  const n = quick ? 200 : 2000
+  const n = pick(mode, { full: 2000, quick: 200, smoke: 20 })
+  const diffs = pick(mode, { full: 30, quick: 5, smoke: 1 })
 
   for (const size of [1, 64]) {
     const input = kib(size)
@@ -60,12 +62,12 @@ export function benchTools(quick: boolean): string {
     .join('\n')
   row(
     'text-diff, 500 lines, 10% edited',
-    timePerCall(() => textDiff({ before, after }), quick ? 5 : 30, 5),
-    timePerCall(() => diffLines(before, after), quick ? 5 : 30, 5),
+    timePerCall(() => textDiff({ before, after }), diffs, 5),
+    timePerCall(() => diffLines(before, after), diffs, 5),
     'jsdiff',
   )
   // Disjoint sides: jsdiff alone is quadratic here, the pre-filter makes it linear. One call each.
-  const size = quick ? 1000 : 2000
+  const size = pick(mode, { full: 2000, quick: 1000, smoke: 200 })
   const left = lines(size, 'left')
   const right = lines(size, 'right')
   const ours = median(

@@ -81,11 +81,12 @@ beforeAll(async () => {
       // some settled after the instance had answered 503 (see the overload it.todo below). Here
       // the margin keeps that hazard out of cases that test other faults. The Redis guard's
       // commands are timed from the instance's event loop, which lags under this load: at 250 ms
-      // one call in 320 failed closed (guard_unavailable) with Redis up. 750 ms and 9.5 s are
-      // what the start-up budget check allows together (2 × 9.5 + 2 + 4 + 2 + 4 × 0.75 = 30 s,
-      // half of the payment's 60 s validity).
-      FACILITATOR_TIMEOUT_MS: '9500',
-      REDIS_TIMEOUT_MS: '750',
+      // one call in 320 failed closed (guard_unavailable) with Redis up, and at 750 ms 7 in 320
+      // under `stress-ng --cpu 2` (issue 19). 1.75 s and 7 s are what the start-up budget check
+      // allows together (2 × 7 + 2 + 4 + 2 + 4 × 1.75 = 29 s, within half of the payment's 60 s
+      // validity); the devnet now settles Base one transaction at a time in one round trip.
+      FACILITATOR_TIMEOUT_MS: '7000',
+      REDIS_TIMEOUT_MS: '1750',
     },
     logLevel: 'warn',
   })
@@ -487,17 +488,22 @@ describe(`cluster: ${INSTANCES} instances behind nginx, private PostgreSQL and R
         const key = r.status === 200 ? '200' : `${r.status} ${r.body.code}`
         answers[key] = (answers[key] ?? 0) + 1
       }
+      // Besides the 200 and the 409s, a loaded machine may refuse a request before verify with a
+      // 503 that charges nothing and says when to retry (the guard's Redis command timed out, or
+      // the worker queue is full).
+      const retriable = (r: { status: number; body: { code?: string } }) =>
+        (r.status === 409 && r.body.code === 'payment_in_progress') ||
+        (r.status === 503 && ['guard_unavailable', 'overloaded'].includes(r.body.code ?? ''))
       for (const r of first.filter((r) => r.status !== 200)) {
-        expect(r.status).toBe(409)
-        expect(r.body.code).toBe('payment_in_progress')
-        expect(r.retryAfter).toBe('1')
+        expect([r.status, r.body.code, retriable(r)]).toEqual([r.status, r.body.code, true])
+        if (r.status === 409) expect(r.retryAfter).toBe('1')
       }
-      // Each 409 retried after Retry-After, as a client would, until it gets the replay.
+      // Each of them retried after Retry-After, as a client would, until it gets the replay.
       const responses = await Promise.all(
         first.map(async (r, i) => {
           let answer = r
-          for (let tries = 0; answer.status === 409 && tries < 30; tries++) {
-            await sleep(1_000)
+          for (let tries = 0; retriable(answer) && tries < 30; tries++) {
+            await sleep(Number(answer.retryAfter ?? 1) * 1_000)
             answer = await send(i)
           }
           return answer
@@ -511,7 +517,7 @@ describe(`cluster: ${INSTANCES} instances behind nginx, private PostgreSQL and R
           .map(([k, n]) => `${n} × ${k}`)
           .join(
             ', ',
-          )}; after retrying the 409s: ${responses.filter((r) => r.status === 200).length} × 200`,
+          )}; after retrying them: ${responses.filter((r) => r.status === 200).length} × 200`,
       )
       const transfers = rail === 'evm' ? window.evm.length : window.solana.length
       expect(transfers).toBe(1)

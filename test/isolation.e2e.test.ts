@@ -28,7 +28,15 @@ let svc: RunningService
 let events: PaymentEvent[]
 
 beforeAll(async () => {
-  dev = await startDevService({ payers: 3, clock, env: { TOOL_WORKERS: '2' } })
+  // A queue deadline of 8 budgets, 16 s (TOOL_QUEUE_LIMIT 16 on 2 workers): the honest call waits
+  // behind two rounds of hostile calls cut at their 2 s budget and the replacement of the workers
+  // they took down (seconds of tsx compiling on a loaded machine). FACILITATOR_TIMEOUT_MS 5 s keeps
+  // the paid-call budget (2 × 5 + 2 + 16 + 2 s) within half the payment's 60 s.
+  dev = await startDevService({
+    payers: 3,
+    clock,
+    env: { TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '16', FACILITATOR_TIMEOUT_MS: '5000' },
+  })
   ;({ stack, svc, events } = dev)
   // Thread start-up (tsx compiles the tools in each thread) is not what these tests measure.
   await svc.service.runner.warm()
@@ -59,47 +67,53 @@ async function sign(keys: PayerKeys, call: HostileCall): Promise<string> {
   return http.encodePaymentSignatureHeader(payload)['PAYMENT-SIGNATURE'] as string
 }
 
-/** One probe of a free path while the hostile calls run: its status and time in milliseconds. */
+/**
+ * One probe of a free path while the hostile calls run: its status, and how many tools were
+ * running on the workers when its answer arrived.
+ */
 interface Probe {
   path: string
   status: number
-  ms: number
+  toolsRunning: number
 }
 
-/** Probes /health, an unpaid 402 and /stats in turn until `done` settles. */
+/** Probes /health, an unpaid 402 and /stats, the three at once, every 50 ms until `done` settles. */
 async function probeUntil(done: Promise<unknown>): Promise<Probe[]> {
   let finished = false
   done.finally(() => {
     finished = true
   })
   const probes: Probe[] = []
-  const targets = [
-    () => fetch(`${svc.baseUrl}/health`),
-    () => post('/hash', { input: 'probe' }),
-    () => fetch(`${svc.baseUrl}/stats`),
-  ]
-  for (let i = 0; !finished; i++) {
-    const started = performance.now()
-    const res = await (targets[i % targets.length] as () => Promise<Response>)()
+  const probe = async (request: () => Promise<Response>) => {
+    const res = await request()
     await res.arrayBuffer()
     probes.push({
       path: new URL(res.url).pathname,
       status: res.status,
-      ms: performance.now() - started,
+      toolsRunning: svc.service.runner.status().running,
     })
+  }
+  while (!finished) {
+    await Promise.all([
+      probe(() => fetch(`${svc.baseUrl}/health`)),
+      probe(() => post('/hash', { input: 'probe' })),
+      probe(() => fetch(`${svc.baseUrl}/stats`)),
+    ])
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return probes
 }
 
-/** Every probe answered as it should, each well within a second while hostile calls ran. */
+/**
+ * Every probe answered as it should, and each path answered while a tool was still running on a
+ * worker: the event loop served them during the tool, not after it. (An order, not a duration:
+ * it holds however slow a loaded machine is. The latencies are `npm run bench`'s, section 5.)
+ */
 function expectResponsive(probes: Probe[]) {
-  expect(probes.length).toBeGreaterThanOrEqual(6)
   const expected: Record<string, number> = { '/health': 200, '/hash': 402, '/stats': 503 }
-  for (const probe of probes) {
-    expect(probe.status, probe.path).toBe(expected[probe.path])
-    expect(probe.ms, probe.path).toBeLessThan(1000)
-  }
+  for (const probe of probes) expect(probe.status, probe.path).toBe(expected[probe.path])
+  const duringTools = new Set(probes.filter((p) => p.toolsRunning > 0).map((p) => p.path))
+  expect([...duringTools].sort()).toEqual(['/hash', '/health', '/stats'])
 }
 
 describe('tool calls that would hold the service', () => {
@@ -178,9 +192,19 @@ describe('tool calls that would hold the service', () => {
     const probes = await probeUntil(all)
     const responses = await all
     const bodies = await Promise.all(responses.map((r) => json(r)))
+    // Workers stopped at their budget are replaced, which takes seconds of tsx compiling on a
+    // loaded machine: the honest call may outwait its queue deadline and get 503 overloaded, which
+    // charges nothing and says when to retry. A client retries; it is served then.
+    for (let tries = 0; responses[4]?.status === 503 && tries < 10; tries++) {
+      expect((bodies[4] as { code?: string }).code).toBe('overloaded')
+      const wait = Number(responses[4].headers.get('retry-after') ?? 1) * 1000
+      await new Promise((resolve) => setTimeout(resolve, wait))
+      responses[4] = await pay(`${svc.baseUrl}/hash`, { method: 'POST', body: '{"input":"abc"}' })
+      bodies[4] = await json(responses[4])
+    }
 
-    const honestBody = bodies[4] as { result: { hex: string } }
-    expect(responses[4]?.status).toBe(200)
+    const honestBody = bodies[4] as { result: { hex: string }; code?: string }
+    expect([responses[4]?.status, honestBody.code]).toEqual([200, undefined])
     expect(honestBody.result.hex).toBe(
       'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
     )
@@ -189,10 +213,12 @@ describe('tool calls that would hold the service', () => {
       return responses[i]?.status === 200 ? 200 : bodies[i]?.code
     }
     expect(outcome(NESTED_QUANTIFIER)).toBe(200)
+    // Exponential backtracking (2^28 paths): minutes of CPU on any machine, far beyond the budget.
     expect(outcome(BACKREFERENCE)).toBe('tool_timeout')
-    // 12 percent-encodings of 1 MiB take about 16 s of CPU: far beyond the budget.
-    expect(outcome(MAX_PIPELINE)).toBe('tool_timeout')
-    // About 1.4 s of CPU: done or stopped, depending on the machine's load; charged only if done.
+    // 12 percent-encodings of 1 MiB (about 1.2 s of CPU here) and the largest text-diff (about
+    // 1.4 s): done or stopped, depending on the machine's load; charged only if done, as checked
+    // below. (Issue 19: the pipeline once finished within the budget and answered 200.)
+    expect([200, 'tool_timeout']).toContain(outcome(MAX_PIPELINE))
     expect([200, 'tool_timeout']).toContain(outcome(MAX_TEXT_DIFF))
 
     // The payer paid exactly the prices of the calls that answered 200, and payTo got them.

@@ -5,14 +5,12 @@ import { jsonValidateTool } from '../src/tools/json-validate.js'
 import { ToolError } from '../src/tools/types.js'
 
 /**
- * Runs the official JSON-Schema-Test-Suite (draft 2020-12, top-level files, not optional/)
+ * Runs the official JSON-Schema-Test-Suite (draft 2020-12, top-level files, not optional/;
+ * vendored in test/fixtures/json-schema-test-suite/ with its licence)
  * against json-validate. A group runs when its schema is an object using only supported keywords
  * and local references; every case of a running group must match the suite's `valid`.
  */
-const suiteDir = new URL(
-  '../../shared/testdata/json-schema-test-suite/tests/draft2020-12/',
-  import.meta.url,
-)
+const suiteDir = new URL('./fixtures/json-schema-test-suite/tests/draft2020-12/', import.meta.url)
 
 interface SuiteCase {
   description: string

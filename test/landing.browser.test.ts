@@ -37,8 +37,9 @@ const consoleErrors: string[] = []
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
-      `Chromium is missing at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), ` +
-        'as .ci/run does. The landing page browser test cannot be skipped.',
+      `Chromium is missing at ${CHROMIUM}: install Debian's chromium (npm test runs ` +
+        'scripts/system-packages.sh, which installs it as root). The landing page browser test ' +
+        'cannot be skipped.',
     )
   }
   stack = await startDevStack({ payers: 1 })

@@ -1,7 +1,7 @@
 import type { x402Facilitator } from '@x402/core/facilitator'
 import { toFacilitatorEvmSigner } from '@x402/evm'
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator'
-import { type Chain, createWalletClient, type Hex, http, nonceManager, publicActions } from 'viem'
+import { type Chain, createWalletClient, type Hash, type Hex, http, publicActions } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { verifyTypedData } from 'viem/actions'
 import { devStage, type Stage } from './stage.js'
@@ -35,9 +35,22 @@ export function registerDevEvmScheme(
   { rpcUrl, privateKey, stage }: DevEvmSchemeOptions,
 ): void {
   const { chain, network } = devStage(stage).evm
-  // The nonce manager hands out nonces locally, so concurrent settlements from the one facilitator
-  // account do not race on `eth_getTransactionCount`.
-  const account = privateKeyToAccount(privateKey, { nonceManager })
+  // One transaction at a time, each sent once the previous one is mined, with the nonce the node
+  // reports (no local nonce manager). Concurrent settlements used to share viem's `nonceManager`
+  // and broadcast side by side, which stalled the devnet under 4 paid calls at a time (issue 19):
+  // - a send that fails after taking a nonce (gas estimation of an authorization that a racing
+  //   settle of the same payment already used) resets the manager while other sends hold later
+  //   nonces; the resets race those sends, so a settlement got a nonce already used ("nonce too
+  //   low": a valid payment refused) or a nonce was skipped for good;
+  // - anvil sorts a transaction that arrives before its predecessor is mined by markers computed
+  //   before an await; when the predecessor is mined in between, the transaction waits in the
+  //   queued pool forever, and every later one queues behind it.
+  // Either way every later settlement waited for a receipt that never came (FACILITATOR_TIMEOUT_MS,
+  // then 503) until the chain was restarted. With one transaction in flight there is no nonce to
+  // lose and nothing for the pool to sort. Anvil mines at once, so the queue is short: 300
+  // settlements 8 at a time took the same 11 s before and after, on a loaded 2-core machine.
+  // Resetting the nonce manager on failure is what viem already does, and it is what races.
+  const account = privateKeyToAccount(privateKey)
   // Anvil mines each transaction at once; poll receipts quickly instead of viem's 4 s default.
   const client = createWalletClient({
     account,
@@ -45,6 +58,12 @@ export function registerDevEvmScheme(
     transport: http(rpcUrl),
     pollingInterval: 50,
   }).extend(publicActions)
+  // eth_sendRawTransactionSync (EIP-7966, which anvil serves) broadcasts and returns the receipt
+  // in one round trip, so the queue holds each transaction for no receipt polling; a wedged node
+  // is bounded by the transport's timeout (viem's 10 s), after which the queue moves on.
+  const oneAtATime = serialQueue()
+  const mined = (receipt: Promise<{ transactionHash: Hash }>) =>
+    receipt.then((r) => r.transactionHash)
 
   const signer = toFacilitatorEvmSigner({
     address: account.address,
@@ -53,9 +72,27 @@ export function registerDevEvmScheme(
     // The client method fixes the typed-data generic; the action accepts the SDK's loose shape.
     verifyTypedData: (args) =>
       verifyTypedData<Record<string, unknown>, string, Chain>(client, args),
-    writeContract: (args) => client.writeContract({ ...args, args: args.args }),
-    sendTransaction: (args) => client.sendTransaction(args),
+    writeContract: (args) =>
+      oneAtATime(() => mined(client.writeContractSync({ ...args, args: args.args }))),
+    sendTransaction: (args) => oneAtATime(() => mined(client.sendTransactionSync(args))),
     waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
   })
   facilitator.register(network, new ExactEvmScheme(signer))
+}
+
+/**
+ * Runs tasks one after another in call order, whatever each one's outcome. (A promise chain of a
+ * few lines: p-limit with a concurrency of 1 would do the same as a new dependency.)
+ *
+ * @example
+ * const serial = serialQueue()
+ * await Promise.all([serial(a), serial(b)]) // b starts once a has settled
+ */
+export function serialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve()
+  return function enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = tail.then(task, task)
+    tail = run.catch(() => undefined)
+    return run
+  }
 }

@@ -159,10 +159,8 @@ describe('facilitator over HTTP with the official x402 client', () => {
     const payload = await pay(payer)
     const [payToBefore, payerBefore] = await balances(devnet.payTo, payer.address)
 
-    const started = performance.now()
     const verified = await facilitatorClient.verify(payload, requirements)
     const settled = await facilitatorClient.settle(payload, requirements)
-    const roundTripMs = performance.now() - started
 
     expect(verified).toEqual({ isValid: true, payer: payer.address })
     expect(settled).toEqual({
@@ -182,8 +180,6 @@ describe('facilitator over HTTP with the official x402 client', () => {
       (payToBefore ?? 0n) + 1000n,
       (payerBefore ?? 0n) - 1000n,
     ])
-    // Measured figure for the report; generous bound so a loaded CI box does not flake.
-    expect(roundTripMs).toBeLessThan(5_000)
 
     const replay = await facilitatorClient.settle(payload, requirements)
     expect(replay).toMatchObject({

@@ -136,7 +136,9 @@ export interface StartNginxOptions {
  */
 export async function startNginx(options: StartNginxOptions): Promise<Nginx> {
   if (!existsSync(NGINX_BINARY)) {
-    throw new Error(`${NGINX_BINARY} is missing: apt-get install nginx (.ci/run does it)`)
+    throw new Error(
+      `${NGINX_BINARY} is missing: install Debian's nginx (npm test runs scripts/system-packages.sh, which installs it as root)`,
+    )
   }
   const host = options.host ?? '127.0.0.1'
   const port = options.port ?? (await freePort(host))

@@ -232,8 +232,9 @@ describe('createRateLimit on Redis', () => {
 
   beforeAll(async () => {
     redis = createRedis({ url: SYSTEM_REDIS_URL, timeoutMs: 500 })
-    // Nothing listens on port 1.
-    closed = createRedis({ url: 'redis://127.0.0.1:1', timeoutMs: 200 })
+    // Nothing listens on port 1. Its timeout outlasts the test's: a request that waited for
+    // Redis would fail the test by timing out, whatever the machine's speed.
+    closed = createRedis({ url: 'redis://127.0.0.1:1', timeoutMs: 600_000 })
     server = await startPrivateRedis()
     outage = createRedis({ url: server.url, timeoutMs: 200 })
   })
@@ -273,12 +274,9 @@ describe('createRateLimit on Redis', () => {
     const keyPrefix = `test:${randomUUID()}`
     const a = setup({ redis: closed, keyPrefix })
     const b = setup({ redis: closed, keyPrefix })
-    const started = performance.now()
     expect(await a.statuses(4, () => a.from('198.51.100.7'))).toEqual([200, 200, 200, 429])
     // The other instance has its own count while Redis is down.
     expect(await b.statuses(4, () => b.from('198.51.100.7'))).toEqual([200, 200, 200, 429])
-    // Not connected: no request waited for a Redis timeout.
-    expect(performance.now() - started).toBeLessThan(200)
   })
 
   it('keeps limiting through an outage and goes back to the shared count after it', async () => {

@@ -138,7 +138,7 @@ export interface PaidResult {
 
 /**
  * The payment gate: the rules of a paid call, written once for HTTP and MCP, in this order
- * (`../shared/DESIGN.md`, "The life of a paid call"):
+ * (the life of a paid call, as the design document tells it):
  *
  * 1. offer: no payment -> {@link PaymentRequiredError} `payment_required` (every live rail, plus
  *    the free input check when a body came with it);

@@ -19,9 +19,11 @@ let fixtures: ToolRunner
 let tools: ToolRunner
 
 beforeAll(async () => {
+  // Budgets of seconds, not milliseconds: a loaded machine may delay a worker or a timer by
+  // hundreds of milliseconds, and the sleeps below must fit in their budget all the same.
   fixtures = createToolRunner({
     workers: 1,
-    timeoutMs: 500,
+    timeoutMs: 2000,
     queueLimit: 1,
     catalog: fixtureCatalog,
   })
@@ -107,11 +109,11 @@ describe('the tool runner', () => {
     expect(error).toBeInstanceOf(ToolTimeoutError)
     expect(error).toMatchObject({
       code: 'tool_timeout',
-      budgetMs: 500,
+      budgetMs: 2000,
       message:
-        'The tool did not finish within its 500 ms budget and was stopped; nothing was charged',
+        'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',
     })
-    expect(performance.now() - started).toBeGreaterThanOrEqual(490)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1990)
     expect(await run(fixtures, fixture('echo'), { n: 2 })).toEqual({ input: { n: 2 } })
     expect(fixtures.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
   })
@@ -135,7 +137,7 @@ describe('the tool runner', () => {
       }
     })()
     expect(refused).toBeInstanceOf(OverloadedError)
-    expect(refused).toMatchObject({ code: 'overloaded', retryAfterSeconds: 1, stage: 'admission' })
+    expect(refused).toMatchObject({ code: 'overloaded', retryAfterSeconds: 2, stage: 'admission' })
     expect(await sleeping).toEqual({ slept: 200 })
     expect(await queued).toEqual({ input: { n: 3 } })
     expect(fixtures.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
@@ -143,11 +145,12 @@ describe('the tool runner', () => {
 
   it('refuses a queued call at its deadline when many were admitted at once, and never runs it', async () => {
     // Admission reserves nothing (a paid call verifies its payment in between): three calls
-    // admitted together all queue. Deadline max(1, ceil(1 / 1)) × 400 = 400 ms: the first sleeps
-    // 0-250 ms, the second 250-500 ms, so the third is still waiting at 400 ms.
+    // admitted together all queue. Deadline max(1, ceil(1 / 1)) × 2000 = 2000 ms: the first sleeps
+    // 0-1250 ms, the second 1250-2500 ms (no sooner on any machine), so the third is still waiting
+    // at 2000 ms; each sleep has 750 ms of its budget to spare for a loaded machine.
     const runner = createToolRunner({
       workers: 1,
-      timeoutMs: 400,
+      timeoutMs: 2000,
       queueLimit: 1,
       catalog: fixtureCatalog,
     })
@@ -155,13 +158,13 @@ describe('the tool runner', () => {
       await runner.warm()
       const [a, b, c] = [runner.admit(), runner.admit(), runner.admit()]
       const results = await Promise.allSettled([
-        a.run(fixture('sleep'), checkedInput({ n: 250 }), 0).then((r) => r.value()),
-        b.run(fixture('sleep'), checkedInput({ n: 250 }), 0).then((r) => r.value()),
+        a.run(fixture('sleep'), checkedInput({ n: 1250 }), 0).then((r) => r.value()),
+        b.run(fixture('sleep'), checkedInput({ n: 1250 }), 0).then((r) => r.value()),
         c.run(fixture('echo'), checkedInput({ n: 1 }), 0).then((r) => r.value()),
       ])
       expect(results.slice(0, 2)).toEqual([
-        { status: 'fulfilled', value: { slept: 250 } },
-        { status: 'fulfilled', value: { slept: 250 } },
+        { status: 'fulfilled', value: { slept: 1250 } },
+        { status: 'fulfilled', value: { slept: 1250 } },
       ])
       const third = results[2] as PromiseRejectedResult
       expect(third.reason).toBeInstanceOf(OverloadedError)

@@ -542,16 +542,16 @@ describe.each([
     await telemetry.record(event('1'))
     await fx.down('hang')
 
-    const durations: number[] = []
-    for (const amount of ['2', '3', '4', '5', '6']) {
-      const started = performance.now()
-      await telemetry.record(event(amount))
-      durations.push(performance.now() - started)
-    }
     // The first write meets the outage and is cut off by the write timeout (SQLite: the 200 ms
-    // busy timeout); the rest go straight to the buffer.
-    expect(durations[0]).toBeLessThan(800)
-    for (const ms of durations.slice(1)) expect(ms).toBeLessThan(50)
+    // busy timeout): it resolves while the store still hangs, with the event buffered.
+    await telemetry.record(event('2'))
+    expect(telemetry.health()).toMatchObject({ status: 'degraded', buffered: 1 })
+    // The rest go straight to the buffer: buffered before record() even yields, no store call.
+    for (const [i, amount] of ['3', '4', '5', '6'].entries()) {
+      const recorded = telemetry.record(event(amount))
+      expect(telemetry.health().buffered).toBe(i + 2)
+      await recorded
+    }
     expect(telemetry.health()).toMatchObject({ status: 'degraded', buffered: 5, dropped: 0 })
     await expect(telemetry.stats()).rejects.toBeInstanceOf(TelemetryUnavailableError)
 
@@ -682,9 +682,9 @@ describe.each([
         outcome: 'settled',
       })
     }
-    const started = performance.now()
+    // Closed while the store still hangs (it comes back only after the test): a close that waited
+    // for it would time the test out.
     await telemetry.close()
-    expect(performance.now() - started).toBeLessThan(1_500)
     expect(errors).toContainEqual({ lost: 2 })
   })
 
@@ -820,15 +820,16 @@ describe('SQLite store worker thread', () => {
     })
     try {
       expect(telemetry.health()).toMatchObject({ status: 'degraded' })
-      const started = performance.now()
-      await telemetry.record({
+      // Straight to the buffer: buffered before record() even yields, no store call.
+      const recorded = telemetry.record({
         tool: 'hash',
         transport: 'http',
         network: BASE,
         amount: '1',
         outcome: 'settled',
       })
-      expect(performance.now() - started).toBeLessThan(50)
+      expect(telemetry.health().buffered).toBe(1)
+      await recorded
       expect(telemetry.health()).toMatchObject({ status: 'degraded', buffered: 1 })
       await expect(telemetry.stats()).rejects.toBeInstanceOf(TelemetryUnavailableError)
       // The disk comes back: the retry migrates and flushes.

@@ -30,6 +30,12 @@ function gnuPatch(
     input: diff,
     encoding: 'utf8',
   })
+  if (run.error) {
+    throw new Error(
+      `${PATCH} could not run (${run.error.message}): install Debian's patch (npm test runs ` +
+        'scripts/system-packages.sh, which installs it as root)',
+    )
+  }
   let out = ''
   try {
     out = readFileSync(outFile, 'utf8')

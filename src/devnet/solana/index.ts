@@ -16,6 +16,17 @@ export const SOLANA_MAINNET: Network = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
 /** Lamports the fee payer starts with: 10 SOL, about 2,000 payments at 5,000 lamports each. */
 const FEE_PAYER_LAMPORTS = 10_000_000_000n
 
+/**
+ * Landed transactions litesvm remembers (its default is 32). The history answers
+ * `getSignatureStatuses` and refuses a transaction sent again; the devnet's blockhash never
+ * expires, so it is the only guard against a replay, as Solana's status cache is for a
+ * blockhash's lifetime. With 32, a settlement whose confirmation poll came after 32 newer ones
+ * was never confirmed (the SDK's 30 s timeout, `settlement_pending`, although it had landed), and
+ * an old transaction could have been sent and executed again (issue 19). Each entry holds the
+ * transaction's metadata and logs; 100,000 outlast any dev or test run.
+ */
+export const SIGNATURE_HISTORY = 100_000n
+
 /** Options of {@link startSolanaDevnet}. */
 export interface SolanaDevnetOptions {
   /** RPC port; 0 (default) picks a free one. */
@@ -85,7 +96,7 @@ export interface SolanaDevnet {
 export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Promise<SolanaDevnet> {
   const { port = 0, payers: payerCount = 3, payerUsdc = 100_000_000n, seed = 'default' } = options
   const { network, usdcMint } = devStage(options.stage).solana
-  const svm = new LiteSVM()
+  const svm = new LiteSVM().withTransactionHistory(SIGNATURE_HISTORY)
 
   const [feePayer, payTo, mintAuthority, ...payers] = await Promise.all([
     createDevKeypair(`${seed}/fee-payer`),
