@@ -82,11 +82,14 @@ beforeAll(async () => {
       // the margin keeps that hazard out of cases that test other faults. The Redis guard's
       // commands are timed from the instance's event loop, which lags under this load: at 250 ms
       // one call in 320 failed closed (guard_unavailable) with Redis up, and at 750 ms 7 in 320
-      // under `stress-ng --cpu 2` (issue 19). 1.75 s and 7 s are what the start-up budget check
-      // allows together (2 × 7 + 2 + 4 + 2 + 4 × 1.75 = 29 s, within half of the payment's 60 s
-      // validity); the devnet now settles Base one transaction at a time in one round trip.
-      FACILITATOR_TIMEOUT_MS: '7000',
-      REDIS_TIMEOUT_MS: '1750',
+      // under `stress-ng --cpu 2` (issue 19). The start-up budget check counts the input check, 6
+      // guard commands and settle's pending retry: TOOL_TIMEOUT_MS 1 s (the catalogue examples
+      // take milliseconds), REDIS_TIMEOUT_MS 1.5 s and FACILITATOR_TIMEOUT_MS 5 s fit exactly
+      // (1 + 6 × 1.5 + 5 + 2 + 2 × 1 + 1 + 2 × 5 = 30 s, half of the payment's 60 s validity);
+      // the devnet settles Base one transaction at a time in one round trip.
+      TOOL_TIMEOUT_MS: '1000',
+      FACILITATOR_TIMEOUT_MS: '5000',
+      REDIS_TIMEOUT_MS: '1500',
     },
     logLevel: 'warn',
   })

@@ -30,12 +30,13 @@ let events: PaymentEvent[]
 beforeAll(async () => {
   // A queue deadline of 8 budgets, 16 s (TOOL_QUEUE_LIMIT 16 on 2 workers): the honest call waits
   // behind two rounds of hostile calls cut at their 2 s budget and the replacement of the workers
-  // they took down (seconds of tsx compiling on a loaded machine). FACILITATOR_TIMEOUT_MS 5 s keeps
-  // the paid-call budget (2 × 5 + 2 + 16 + 2 s) within half the payment's 60 s.
+  // they took down (seconds of tsx compiling on a loaded machine). FACILITATOR_TIMEOUT_MS 2.5 s
+  // keeps the paid-call budget (the check 2 + verify 2.5 + 2 + 16 + 2 + settle and its retry 5 s)
+  // within half the payment's 60 s.
   dev = await startDevService({
     payers: 3,
     clock,
-    env: { TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '16', FACILITATOR_TIMEOUT_MS: '5000' },
+    env: { TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '16', FACILITATOR_TIMEOUT_MS: '2500' },
   })
   ;({ stack, svc, events } = dev)
   // Thread start-up (tsx compiles the tools in each thread) is not what these tests measure.

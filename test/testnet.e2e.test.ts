@@ -141,6 +141,7 @@ describe('the testnet stage on the devnet', () => {
     expect(res.status).toBe(402)
     expect(await json(res)).toEqual({
       ok: false,
+      request_id: res.headers.get('x-request-id'),
       error: `The facilitator rejected the payment: ${reason}`,
       code: 'payment_verification_failed',
     })
