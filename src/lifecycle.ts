@@ -35,11 +35,23 @@ const REPLY_MARGIN_MS = 500
 /**
  * Creates the lifecycle state.
  *
+ * @throws {Error} naming the variables when SHUTDOWN_TIMEOUT_MS leaves no time to settle a call
+ *   that was running when the shutdown began (settle, the `settled` event and the reply): every
+ *   call in flight would then be refused `shutting_down` after its tool ran
  * @example
  * const lifecycle = createLifecycle({ shutdownTimeoutMs: 15000, settleMs: 10000 })
  * process.on('SIGTERM', () => lifecycle.beginShutdown())
  */
 export function createLifecycle(options: LifecycleOptions): Lifecycle {
+  const needed = options.settleMs + WRITE_TIMEOUT_MS + REPLY_MARGIN_MS
+  if (options.shutdownTimeoutMs < needed) {
+    throw new Error(
+      `SHUTDOWN_TIMEOUT_MS (${options.shutdownTimeoutMs}) leaves no time to finish a paid call in flight: ` +
+        `its settlement (${options.settleMs} ms: 2 × FACILITATOR_TIMEOUT_MS and the guard's writes), the ` +
+        `telemetry write (${WRITE_TIMEOUT_MS}) and the reply (${REPLY_MARGIN_MS}) need ${needed} ms. ` +
+        'Raise SHUTDOWN_TIMEOUT_MS or lower FACILITATOR_TIMEOUT_MS or REDIS_TIMEOUT_MS.',
+    )
+  }
   const now = options.now ?? Date.now
   let deadline: number | undefined
   return {

@@ -90,6 +90,9 @@ beforeAll(async () => {
       TOOL_TIMEOUT_MS: '1000',
       FACILITATOR_TIMEOUT_MS: '5000',
       REDIS_TIMEOUT_MS: '1500',
+      // A SIGTERM lets the calls in flight settle: 2 × 5 s, the guard's writes (2 × 1.5 s), the
+      // telemetry write and the reply need 15.5 s, more than the default 15 s.
+      SHUTDOWN_TIMEOUT_MS: '20000',
     },
     logLevel: 'warn',
   })
@@ -455,10 +458,11 @@ describe(`cluster: ${INSTANCES} instances behind nginx, private PostgreSQL and R
     }, 120_000)
   })
 
-  it('replay storm: one payment header sent 20 times to all 3 instances at once settles exactly once, and every answer is its 200', async () => {
+  it('replay storm: one payment header sent 20 times to all 3 instances at once settles exactly once; its 200 and REPLAY_LIMIT replays, then duplicate_settlement', async () => {
     // The Redis guard lets one request claim the payment; the others answer 409
-    // payment_in_progress (Retry-After: 1) while it runs, and replay it once it settled: the same
-    // result and PAYMENT-RESPONSE, no second verify or settle.
+    // payment_in_progress (Retry-After: 1) while it runs, and replay it once it settled (the same
+    // result and PAYMENT-RESPONSE, no second verify or settle), at most REPLAY_LIMIT (3) times,
+    // counted in Redis whichever instance answers; every later one is 402 duplicate_settlement.
     for (const rail of ['evm', 'solana'] as const) {
       const before = await readLedger(stack)
       const facilitator = { ...stack.facilitatorRequests }
@@ -525,10 +529,14 @@ describe(`cluster: ${INSTANCES} instances behind nginx, private PostgreSQL and R
       const transfers = rail === 'evm' ? window.evm.length : window.solana.length
       expect(transfers).toBe(1)
       const settled = rail === 'evm' ? window.evm[0]?.transaction : window.solana[0]?.signature
-      for (const ok of responses) {
-        expect(ok.status).toBe(200)
+      const served = responses.filter((r) => r.status === 200)
+      expect(served).toHaveLength(4)
+      for (const ok of served) {
         expect(rail === 'evm' ? ok.transaction?.toLowerCase() : ok.transaction).toBe(settled)
-        expect(ok.body).toEqual(responses[0]?.body)
+        expect(ok.body).toEqual(served[0]?.body)
+      }
+      for (const used of responses.filter((r) => r.status !== 200)) {
+        expect([used.status, used.body.code]).toEqual([402, 'duplicate_settlement'])
       }
       expect(stack.facilitatorRequests.verify - facilitator.verify).toBe(1)
       expect(stack.facilitatorRequests.settle - facilitator.settle).toBe(1)
