@@ -86,7 +86,8 @@ export function createApp(deps: AppDeps): Hono {
     )
   })
   if (deps.drain) app.use(deps.drain.middleware)
-  app.use(precomputedHeaders([securityHeaders(), corsPolicy()]))
+  const sameForEveryResponse = precomputedHeaders([securityHeaders(), corsPolicy()])
+  app.use(sameForEveryResponse)
   app.options('*', corsPolicy())
 
   const streamLimit = bodyLimit({
@@ -137,6 +138,7 @@ export function createApp(deps: AppDeps): Hono {
   }
   registerPaidRoutes(app, {
     ...deps,
+    responseHeaders: sameForEveryResponse.record,
     extensionsFor: httpBazaarExtension,
     ...(deps.rateLimit ? { quotaOf: deps.rateLimit.quotaOf } : {}),
   })
