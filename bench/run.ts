@@ -8,6 +8,7 @@ import { benchGuard } from './guard.js'
 import { benchHostile } from './hostile.js'
 import { benchLoad } from './load.js'
 import { benchPaid } from './paid.js'
+import { benchPeer } from './peer.js'
 import { benchRateLimit } from './ratelimit.js'
 import { benchReceipts } from './receipts.js'
 import { benchTools } from './tools.js'
@@ -28,6 +29,15 @@ async function main(): Promise<void> {
 
   out('\n## Rate limiter and the 402 path (issue 11)\n')
   out(await benchRateLimit(quick ? 2 : 7, quick ? 2 : 3))
+
+  out('\n## Paid calls against the peer, the official @x402/hono middleware (issue 18)\n')
+  out(
+    await benchPeer({
+      rounds: quick ? 2 : 5,
+      seconds: quick ? 2 : 3,
+      warmUpSeconds: quick ? 1 : 2,
+    }),
+  )
 
   out('\n## Paid round trip on the devnet (official client, sequential, median)\n')
   out(await benchPaid(quick ? 5 : 20))
