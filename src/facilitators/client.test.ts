@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { Endpoint } from './auth.js'
 import { createHttpFacilitatorClient, FacilitatorHttpClient } from './client.js'
 import { failureKind, neverReached } from './failures.js'
-import { MAX_FACILITATOR_ANSWER_BYTES } from './transport.js'
+import { IDLE_CONNECTION_MS, MAX_FACILITATOR_ANSWER_BYTES } from './transport.js'
 
 describe('createHttpFacilitatorClient', () => {
   it('makes only the called endpoint’s headers, and sends them', async () => {
@@ -197,6 +197,32 @@ describe('FacilitatorHttpClient: verify and settle over node:http, answering as 
     })
     expect(b?.headers['content-type']).toBe('application/json')
   })
+
+  it(`waits for an answer slower than the ${IDLE_CONNECTION_MS} ms after which idle connections close`, async () => {
+    const slow = createServer((req, res) => {
+      req.resume()
+      req.on('end', () =>
+        setTimeout(
+          () =>
+            res
+              .writeHead(200, { 'content-type': 'application/json' })
+              .end('{"isValid":true,"payer":"0x1"}'),
+          IDLE_CONNECTION_MS + 500,
+        ),
+      )
+    })
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve))
+    try {
+      const client = new FacilitatorHttpClient({
+        url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`,
+        timeoutMs: IDLE_CONNECTION_MS + 10_000,
+      })
+      expect(await client.verify(payment, requirements)).toEqual({ isValid: true, payer: '0x1' })
+    } finally {
+      slow.closeAllConnections()
+      await new Promise((resolve) => slow.close(resolve))
+    }
+  }, 30_000)
 
   it(`refuses an answer larger than ${MAX_FACILITATOR_ANSWER_BYTES} bytes`, async () => {
     next = { status: 200, body: `"${'x'.repeat(MAX_FACILITATOR_ANSWER_BYTES)}"` }

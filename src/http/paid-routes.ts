@@ -141,9 +141,12 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
         })
       } catch (error) {
         const failure = toHttpFailure(error)
-        return plainResponse(JSON.stringify(failure.body), failure.status, await common(), {
-          ...lowerCased(failure.headers),
-        })
+        return plainResponse(
+          JSON.stringify(failure.body),
+          failure.status,
+          await common(),
+          lowerCased(failure.headers),
+        )
       }
     })
   }
