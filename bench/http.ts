@@ -9,17 +9,18 @@ export interface Target {
   close(): Promise<void>
 }
 
-/** Serves a fetch handler on a free loopback port. */
+/** Serves a fetch handler on a loopback port (by default a free one). */
 export async function listen(
   fetch: (req: Request) => Response | Promise<Response>,
+  port = 0,
 ): Promise<Target> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const options = { fetch, port: 0, hostname: '127.0.0.1', serverOptions: NODE_SERVER_OPTIONS }
+    const options = { fetch, port, hostname: '127.0.0.1', serverOptions: NODE_SERVER_OPTIONS }
     const s = serve(options, () => resolve(s))
   })
-  const { port } = server.address() as AddressInfo
+  const { port: bound } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   }
 }

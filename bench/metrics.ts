@@ -31,7 +31,7 @@ import { catalog } from '../src/tools/catalog.js'
 import { fakeGate } from '../test/helpers/fakes.js'
 import { listen, type Target } from './http.js'
 import { median, table } from './measure.js'
-import { type BenchMode, benchMode, pick } from './mode.js'
+import { type BenchMode, pick } from './mode.js'
 
 const CONNECTIONS = 10
 const WARM_UP_SECONDS = 2

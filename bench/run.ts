@@ -15,6 +15,7 @@ import { benchLoad } from './load.js'
 import { benchMetrics } from './metrics.js'
 import { assertFigures, type BenchMode, benchMode, pick } from './mode.js'
 import { benchPaid } from './paid.js'
+import { benchPeer } from './peer.js'
 import { benchRateLimit } from './ratelimit.js'
 import { benchReceipts } from './receipts.js'
 import { benchTools } from './tools.js'
@@ -46,6 +47,15 @@ const sections: Section[] = [
         pick(mode, { full: 3, quick: 2, smoke: 1 }),
         pick(mode, { full: 2, quick: 2, smoke: 0 }),
       ),
+  },
+  {
+    title: 'Paid calls against the peer, the official @x402/hono middleware (issue 18)',
+    run: (mode) =>
+      benchPeer({
+        rounds: pick(mode, { full: 5, quick: 2, smoke: 1 }),
+        seconds: pick(mode, { full: 3, quick: 2, smoke: 1 }),
+        warmUpSeconds: pick(mode, { full: 2, quick: 1, smoke: 0 }),
+      }),
   },
   {
     title: 'Paid round trip on the devnet (official client, sequential, median)',

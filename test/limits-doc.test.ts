@@ -166,7 +166,12 @@ describe('docs/limits.md', () => {
         '`shutting_down` (503',
       ),
     )
-    expect(doc).toContain(`telemetry write (${ms(WRITE_TIMEOUT_MS)})`)
+    expect(doc).toMatch(
+      row(
+        'Worst case of a paid call: input check + verify + wait + run + settle',
+        `at most half of ${MAX_TIMEOUT_SECONDS} s`,
+      ),
+    )
   })
 
   it('states the rate limits with their variables and config defaults', () => {

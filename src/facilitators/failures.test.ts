@@ -9,10 +9,12 @@ import {
   VerifyError,
 } from '@x402/core/types'
 import { afterAll, describe, expect, it } from 'vitest'
+import { FacilitatorHttpClient } from './client.js'
 import { failureKind, httpStatusOf, neverReached, shortReason } from './failures.js'
 
 // The classifier on the errors the SDK's HTTPFacilitatorClient really throws (undici underneath),
-// each produced by a real socket: refused, unresolvable, silent, reset, and HTTP answers.
+// and ours (node:http underneath) alike, each produced by a real socket: refused, unresolvable,
+// silent, reset, and HTTP answers.
 
 const requirements: PaymentRequirements = {
   scheme: 'exact',
@@ -49,13 +51,14 @@ async function closedUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`
 }
 
-async function settleError(url: string, timeoutMs = 5_000): Promise<unknown> {
-  const client = new HTTPFacilitatorClient({ url, timeoutMs })
-  return client.settle(payload, requirements).then(
-    () => expect.unreachable('settle should fail'),
-    (error: unknown) => error,
-  )
-}
+/** The SDK's client, and ours, which sends verify and settle over node:http (client.ts). */
+const clients = [
+  [
+    'the SDK client',
+    (config: { url: string; timeoutMs: number }) => new HTTPFacilitatorClient(config),
+  ],
+  ['our client', (config: { url: string; timeoutMs: number }) => new FacilitatorHttpClient(config)],
+] as const
 
 const answer =
   (status: number, body: string): RequestListener =>
@@ -64,7 +67,16 @@ const answer =
     req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end(body))
   }
 
-describe('neverReached', () => {
+describe.each(clients)('neverReached, on the errors of %s', (_, clientOf) => {
+  async function settleError(url: string, timeoutMs = 5_000): Promise<unknown> {
+    return clientOf({ url, timeoutMs })
+      .settle(payload, requirements)
+      .then(
+        () => expect.unreachable('settle should fail'),
+        (error: unknown) => error,
+      )
+  }
+
   it('is true for a refused connection (fetch failed, cause ECONNREFUSED)', async () => {
     const error = await settleError(await closedUrl())
     expect(error).toBeInstanceOf(TypeError)
@@ -142,7 +154,9 @@ describe('neverReached', () => {
     expect(failureKind(await settleError(await serve(answer(403, cdp))))).toBe('unauthorized')
     expect(neverReached(supported)).toBe(false)
   })
+})
 
+describe('neverReached, on errors made by hand', () => {
   it('is true for an AggregateError cause only when every attempt was refused', () => {
     const code = (c: string) => Object.assign(new Error(c), { code: c })
     const refused = new TypeError('fetch failed', {

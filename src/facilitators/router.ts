@@ -280,7 +280,8 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
 
     async verify(payload, requirements): Promise<VerifyResponse> {
       const able = candidates(payload, requirements)
-      let lastError: unknown = noneOffers(requirements)
+      // Built only when needed: an Error captures a stack trace (about 0.05 ms per call here).
+      let lastError: unknown
       for (const [i, e] of able.entries()) {
         try {
           const response = await e.client.verify(payload, requirements)
@@ -303,7 +304,7 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
           }
         }
       }
-      throw lastError
+      throw lastError ?? noneOffers(requirements)
     },
 
     async settle(payload, requirements): Promise<SettleResponse> {
@@ -319,7 +320,7 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
         }
       }
       const started = now()
-      let lastError: unknown = noneOffers(requirements)
+      let lastError: unknown
       for (const [i, e] of able.entries()) {
         const left = started + options.timeoutMs - now()
         if (i > 0 && left <= 0) break
@@ -347,7 +348,7 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
           }
         }
       }
-      throw lastError
+      throw lastError ?? noneOffers(requirements)
     },
 
     reports(): FacilitatorReport[] {

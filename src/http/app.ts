@@ -112,7 +112,8 @@ export function createApp(deps: AppDeps): Hono {
     )
   })
   if (deps.drain) app.use(deps.drain.middleware)
-  app.use(precomputedHeaders([securityHeaders(), corsPolicy()]))
+  const sameForEveryResponse = precomputedHeaders([securityHeaders(), corsPolicy()])
+  app.use(sameForEveryResponse)
   app.options('*', corsPolicy())
 
   const streamLimit = bodyLimit({
@@ -165,6 +166,7 @@ export function createApp(deps: AppDeps): Hono {
   }
   registerPaidRoutes(app, {
     ...deps,
+    responseHeaders: sameForEveryResponse.record,
     extensionsFor: httpBazaarExtension,
     ...(deps.rateLimit ? { quotaOf: deps.rateLimit.quotaOf } : {}),
   })

@@ -41,6 +41,35 @@ function setup(script: FacilitatorScript = {}, extra: Parameters<typeof fakeGate
 }
 
 describe('paid HTTP routes', () => {
+  it('answers the 402, the 400 and the 200 with the security and CORS headers of every response', async () => {
+    const { app, post, paid } = setup()
+    const common = [...(await app.request('/health')).headers.entries()].filter(
+      ([name]) =>
+        !['content-type', 'content-length', 'cache-control', 'x-request-id'].includes(name),
+    )
+    expect(common.map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        'access-control-allow-origin',
+        'access-control-expose-headers',
+        'content-security-policy',
+        'x-content-type-options',
+        'x-frame-options',
+      ]),
+    )
+    for (const res of [
+      await post(''),
+      await paid('{"text":1}'),
+      await paid('{"text":"a"}', 'n2'),
+    ]) {
+      expect([res.status, Object.fromEntries(res.headers)]).toEqual([
+        res.status,
+        expect.objectContaining(Object.fromEntries(common)),
+      ])
+      expect(res.headers.get('content-type')).toBe('application/json')
+      expect(res.headers.get('x-request-id')).toBe(REQUEST_ID)
+    }
+  })
+
   it('answers an empty unpaid POST with 402, the PaymentRequired header and the envelope', async () => {
     const { post } = setup()
     const res = await post('')

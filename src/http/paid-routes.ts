@@ -1,9 +1,8 @@
-import { decodePaymentSignatureHeader } from '@x402/core/http'
 import type { Context, Hono } from 'hono'
 import { type ClientQuota, MAX_PAYMENT_BYTES, type PaymentGate } from '../payment/gate.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { toHttpFailure } from './failures.js'
-import { settlementHeader } from './headers.js'
+import { readX402Header, settlementHeader } from './headers.js'
 
 /** Options of {@link registerPaidRoutes}. */
 export interface PaidRoutesOptions {
@@ -15,6 +14,32 @@ export interface PaidRoutesOptions {
   extensionsFor?: (tool: ToolDefinition) => Record<string, unknown> | undefined
   /** The caller's rate-limit account (src/http/rate-limit.ts); absent: no rate limit. */
   quotaOf?: (c: Context) => ClientQuota
+  /**
+   * The headers every response of the app carries (security and CORS: `precomputedHeaders` in
+   * security.ts), which the paid routes' own Responses must carry too; none when absent.
+   */
+  responseHeaders?: () => Promise<Readonly<Record<string, string>>>
+}
+
+/**
+ * A Response with plain-object headers, which @hono/node-server writes with `writeHead` as they
+ * are. Through Hono's `c.json`/`c.body` every header would go into an undici `Headers`, which
+ * checks each character of each value in JavaScript (`webidl.converters.ByteString`): for the
+ * 6 KiB `PAYMENT-REQUIRED` of `/hash` (bazaar schemas, signed offers) about 0.1 ms, a third of
+ * the unpaid 402 (bench/README.md, "Paid calls against the peer"). Node still checks every
+ * value when it writes them. Headers set with `c.header()` before the handler are not added:
+ * `common` carries the app's own.
+ */
+function plainResponse(
+  body: string | Uint8Array<ArrayBuffer>,
+  status: number,
+  common: Readonly<Record<string, string>>,
+  headers: Record<string, string>,
+): Response {
+  return new Response(body, {
+    status,
+    headers: { ...common, 'content-type': 'application/json', ...headers },
+  })
 }
 
 const SUCCESS_HEAD = new TextEncoder().encode('{"ok":true,"result":')
@@ -32,15 +57,22 @@ function successBody(result: Uint8Array): Uint8Array<ArrayBuffer> {
   return body
 }
 
+/** The same headers with lower-case names, so that none is written twice in two spellings. */
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  const lower: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) lower[name.toLowerCase()] = value
+  return lower
+}
+
 /** A `PAYMENT-SIGNATURE` as read: absent, decoded (not yet validated), or why it cannot be read. */
 type PresentedPayment =
-  | { payment: unknown; problem?: undefined }
-  | { payment: null; problem: string }
+  | { payment: unknown; bytes?: number; problem?: undefined }
+  | { payment: null; bytes?: undefined; problem: string }
 
 /**
- * `PAYMENT-SIGNATURE` -> decoded PaymentPayload JSON. The length is checked before decoding
- * (the server accepts 128 KiB of headers, so that this answer, not a bare 431, reaches a client
- * that sends too much).
+ * `PAYMENT-SIGNATURE` -> decoded PaymentPayload JSON and its size in bytes. The length is checked
+ * before decoding (the server accepts 128 KiB of headers, so that this answer, not a bare 431,
+ * reaches a client that sends too much).
  */
 function readPayment(c: Context): PresentedPayment {
   const header = c.req.header('PAYMENT-SIGNATURE')
@@ -51,18 +83,14 @@ function readPayment(c: Context): PresentedPayment {
       problem: `PAYMENT-SIGNATURE is ${header.length} bytes; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
     }
   }
-  const text = header.trim()
-  try {
-    return { payment: decodePaymentSignatureHeader(text) }
-  } catch {
-    // The SDK decoder checks the alphabet, then JSON.parses: tell the client which step failed.
-    const base64 = /^[A-Za-z0-9+/]*={0,2}$/.test(text)
-    return {
-      payment: null,
-      problem: base64
+  const read = readX402Header(header.trim())
+  if ('value' in read) return { payment: read.value, bytes: read.bytes }
+  return {
+    payment: null,
+    problem:
+      read.problem === 'json'
         ? 'PAYMENT-SIGNATURE is Base64, but not of a JSON PaymentPayload'
         : 'PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
-    }
   }
 }
 
@@ -82,6 +110,8 @@ function readPayment(c: Context): PresentedPayment {
  */
 export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void {
   const { gate } = options
+  const none: Readonly<Record<string, string>> = {}
+  const common = options.responseHeaders ?? (async () => none)
   for (const tool of options.tools) {
     const resource = {
       url: `${options.publicBaseUrl}${tool.path}`,
@@ -90,7 +120,8 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
     }
     const extensions = options.extensionsFor?.(tool)
     app.post(tool.path, async (c) => {
-      const { payment, problem } = readPayment(c)
+      const presented = readPayment(c)
+      const { payment, problem } = presented
       try {
         const body = new Uint8Array(await c.req.arrayBuffer())
         const { result, settlement } = await gate.execute({
@@ -98,18 +129,24 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
           transport: 'http',
           ...(body.length > 0 ? { source: { body } } : {}),
           payment,
+          ...(presented.bytes !== undefined ? { paymentBytes: presented.bytes } : {}),
           resource,
           ...(problem !== undefined ? { paymentProblem: problem } : {}),
           ...(extensions ? { extensions } : {}),
           ...(options.quotaOf ? { quota: options.quotaOf(c) } : {}),
         })
-        c.header('PAYMENT-RESPONSE', settlementHeader(settlement))
-        c.header('Cache-Control', 'no-store')
-        c.header('Content-Type', 'application/json')
-        return c.body(successBody(result.bytes), 200)
+        return plainResponse(successBody(result.bytes), 200, await common(), {
+          'payment-response': settlementHeader(settlement),
+          'cache-control': 'no-store',
+        })
       } catch (error) {
         const failure = toHttpFailure(error)
-        return c.json(failure.body, failure.status, failure.headers)
+        return plainResponse(
+          JSON.stringify(failure.body),
+          failure.status,
+          await common(),
+          lowerCased(failure.headers),
+        )
       }
     })
   }

@@ -76,6 +76,15 @@ export function securityHeaders(): MiddlewareHandler {
   })
 }
 
+/** {@link precomputedHeaders}: the middleware, and the same headers as a plain record. */
+export type PrecomputedHeaders = MiddlewareHandler & {
+  /**
+   * The headers as a plain record (names lower-case), for a handler that builds its Response with
+   * plain-object headers itself (the paid routes: see `plainResponse` in paid-routes.ts).
+   */
+  record(): Promise<Readonly<Record<string, string>>>
+}
+
 /**
  * Applies, before the handler runs, the response headers that `middlewares` add to a plain
  * response, computed once by running them on a probe request. For middlewares whose headers do
@@ -93,7 +102,7 @@ export function securityHeaders(): MiddlewareHandler {
  * app.use(precomputedHeaders([securityHeaders(), corsPolicy()]))
  * app.options('*', corsPolicy())
  */
-export function precomputedHeaders(middlewares: MiddlewareHandler[]): MiddlewareHandler {
+export function precomputedHeaders(middlewares: MiddlewareHandler[]): PrecomputedHeaders {
   let headers: [string, string][] | undefined
   let capturing: Promise<[string, string][]> | undefined
   const capture = async (): Promise<[string, string][]> => {
@@ -103,7 +112,8 @@ export function precomputedHeaders(middlewares: MiddlewareHandler[]): Middleware
     const res = await probe.request('/', { headers: { Origin: 'https://probe.invalid' } })
     return [...res.headers.entries()]
   }
-  return async function precomputed(c, next) {
+  let record: Promise<Readonly<Record<string, string>>> | undefined
+  const precomputed: MiddlewareHandler = async (c, next) => {
     if (!headers) {
       capturing ??= capture()
       headers = await capturing
@@ -111,4 +121,11 @@ export function precomputedHeaders(middlewares: MiddlewareHandler[]): Middleware
     for (const [name, value] of headers) c.header(name, value)
     await next()
   }
+  return Object.assign(precomputed, {
+    record() {
+      capturing ??= capture()
+      record ??= capturing.then((entries) => Object.freeze(Object.fromEntries(entries)))
+      return record
+    },
+  })
 }

@@ -1,5 +1,4 @@
 import { worstQueueWaitMs } from '../runner/runner.js'
-import { WRITE_TIMEOUT_MS } from '../telemetry/limits.js'
 
 /** What bounds the duration of a paid call, in milliseconds (and seconds for the payment). */
 export interface PaidCallBounds {
@@ -45,23 +44,22 @@ export function worstSettleMs(
 
 /**
  * The longest a paid call can take between receiving its payment and the end of its settlement,
- * in milliseconds: the input check on a worker (TOOL_TIMEOUT_MS), the claims of the payment's two
- * keys (2 × 2 × REDIS_TIMEOUT_MS with Redis), verify (FACILITATOR_TIMEOUT_MS for each facilitator
- * it may try), the `verified`
- * telemetry write the gate awaits (WRITE_TIMEOUT_MS, 2 s), the wait for a worker (its queue
- * deadline, `max(1, ceil(TOOL_QUEUE_LIMIT / TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS)
- * and the settlement ({@link worstSettleMs}).
+ * in milliseconds: the input check (TOOL_TIMEOUT_MS), the claims of the payment's two keys
+ * (2 × 2 × REDIS_TIMEOUT_MS with Redis), verify (FACILITATOR_TIMEOUT_MS for each facilitator it
+ * may try), the wait for a worker (its queue deadline, `max(1, ceil(TOOL_QUEUE_LIMIT /
+ * TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS) and the settlement ({@link worstSettleMs}).
+ * The gate does not wait for the `verified` telemetry write, and writes `settled` after the
+ * settlement: neither counts.
  *
  * @example
  * worstPaidCallMs({ facilitatorTimeoutMs: 4000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
- * // 22000 = 2000 + 4000 + 2000 + 4000 + 2000 + 8000
+ * // 20000 = 2000 + 4000 + 4000 + 2000 + 8000
  */
 export function worstPaidCallMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
   return (
     bounds.timeoutMs +
     4 * (bounds.guardTimeoutMs ?? 0) +
     verifyAttempts(bounds) * bounds.facilitatorTimeoutMs +
-    WRITE_TIMEOUT_MS +
     worstQueueWaitMs(bounds) +
     bounds.timeoutMs +
     worstSettleMs(bounds)
@@ -90,7 +88,7 @@ export function assertPaidCallBudget(bounds: PaidCallBounds): void {
   throw new Error(
     `A paid call could outlive its payment: the input check TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +
       `${redis ? ` + the guard's claims 4 × REDIS_TIMEOUT_MS (${4 * redis})` : ''}` +
-      ` + ${verify} + the telemetry write (${WRITE_TIMEOUT_MS})` +
+      ` + ${verify}` +
       ` + the wait for a worker max(1, ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers})) × ` +
       `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +
       ` + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (${2 * bounds.facilitatorTimeoutMs})` +

@@ -58,7 +58,12 @@ export interface PaymentEvent {
   payer?: string
 }
 
-/** Receives payment events. A `settled` event is awaited before the result is released. */
+/**
+ * Receives payment events, in the order they happen. A `settled` event is awaited before the result
+ * is released; a `verified` event is not awaited (the tool runs meanwhile): it is recorded before
+ * the outcome that follows it, and its write, one commit of the telemetry store, added a commit's
+ * latency to every paid call (bench/README.md, "Paid calls against the peer").
+ */
 export type PaymentObserver = (event: PaymentEvent) => Promise<void>
 
 /**
@@ -105,6 +110,11 @@ export interface PaidCall {
   source?: InputSource
   /** The presented PaymentPayload (decoded, not yet validated); `undefined` when none. */
   payment: unknown
+  /**
+   * The size of the payment's JSON in bytes, when the transport decoded it from text (HTTP); the
+   * gate measures it otherwise.
+   */
+  paymentBytes?: number
   /**
    * Why a presented payment could not be read at all (HTTP: an over-long, non-Base64 or non-JSON
    * PAYMENT-SIGNATURE); the call is refused with `invalid_payment` and this reason.
@@ -278,7 +288,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
 
     let presented: PresentedPayment
     try {
-      presented = await readPayment(call.payment, state, offer)
+      presented = await readPayment(call.payment, state, offer, call.paymentBytes)
     } catch (error) {
       return refuse(call, error as PaymentRequiredError)
     }
@@ -367,7 +377,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
         await offer.refusal(verdict.reason),
       )
     }
-    await emit({ ...event, outcome: 'verified', payer: verdict.payer })
+    void emit({ ...event, outcome: 'verified', payer: verdict.payer })
     const payer = verdict.payer ? payerHash(verdict.payer) : undefined
     let ran: Ran
     try {

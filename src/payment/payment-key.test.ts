@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import {
   appendTransactionMessageInstructions,
   type Blockhash,
@@ -145,6 +146,76 @@ describe('paymentIdentity, Solana exact', async () => {
     )
     expect(forged.key).toBe(original.key)
     expect(forged.proof).not.toBe(original.proof)
+  })
+})
+
+describe('paymentIdentity, Solana exact, as @solana/kit reads the transaction', async () => {
+  const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
+  const network = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
+  const requirements: PaymentRequirements = {
+    ...evm,
+    network,
+    asset: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+  }
+  const [payer, feePayer] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()])
+  const message = (version: 0 | 'legacy') =>
+    pipe(
+      createTransactionMessage({ version: version as 0 }),
+      (m) =>
+        setTransactionMessageLifetimeUsingBlockhash(
+          { blockhash: feePayer.address as unknown as Blockhash, lastValidBlockHeight: 0n },
+          m,
+        ),
+      (m) => setTransactionMessageFeePayer(feePayer.address, m),
+      (m) =>
+        appendTransactionMessageInstructions(
+          [
+            getTransferCheckedInstruction({
+              source: payer.address,
+              mint: requirements.asset as never,
+              destination: feePayer.address,
+              authority: payer,
+              amount: 1000n,
+              decimals: 6,
+            }),
+          ],
+          m,
+        ),
+    )
+
+  it.each([0, 'legacy'] as const)(
+    'names a version %s transaction by the message and the signatures present, as the full decoder reads them',
+    async (version) => {
+      const wire = getBase64EncodedWireTransaction(
+        await partiallySignTransactionMessageWithSigners(message(version)),
+      )
+      const decoded = getTransactionDecoder().decode(getBase64Encoder().encode(wire))
+      const present = Object.values(decoded.signatures).filter((s) => s !== null)
+      expect(present).toHaveLength(1)
+      expect(paymentIdentity(payment({ transaction: wire }), requirements)).toEqual({
+        key: `pay:${sha256(`svm|${network}|${sha256(new Uint8Array(decoded.messageBytes))}`)}`,
+        proof: sha256(new Uint8Array(present[0] as Uint8Array)),
+      })
+    },
+  )
+
+  it("names a transaction whose signature count is not its header's by the fallback, as the full decoder refuses it", async () => {
+    const bytes = new Uint8Array(
+      getBase64Encoder().encode(
+        getBase64EncodedWireTransaction(
+          await partiallySignTransactionMessageWithSigners(message(0)),
+        ),
+      ),
+    )
+    // One signature fewer: the count byte says 1, the message header still requires 2.
+    const cut = new Uint8Array([1, ...bytes.subarray(1 + 64)])
+    const wire = getBase64Decoder().decode(cut)
+    expect(() => getTransactionDecoder().decode(cut)).toThrow()
+    const canonical = `{"transaction":${JSON.stringify(wire)}}`
+    expect(paymentIdentity(payment({ transaction: wire }), requirements)).toEqual({
+      key: `pay:${sha256(`other|${network}|${canonical}`)}`,
+      proof: sha256(canonical),
+    })
   })
 })
 

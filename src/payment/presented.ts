@@ -78,16 +78,19 @@ export function mismatch(
  * ({@link paymentIdentity}).
  *
  * @param presented - the decoded PaymentPayload JSON, not yet validated
+ * @param bytes - the size of its JSON in bytes when the transport decoded it from text (HTTP);
+ *   measured here otherwise
  * @throws {PaymentRequiredError} `invalid_payment`, with the reason in its message
  */
 export async function readPayment(
   presented: unknown,
   state: LiveState,
   offer: Offer,
+  bytes?: number,
 ): Promise<PresentedPayment> {
   const refuse = async (message: string, reason: string) =>
     new PaymentRequiredError('invalid_payment', message, await offer.refusal(reason))
-  const size = jsonBytes(presented)
+  const size = bytes ?? jsonBytes(presented)
   if (size > MAX_PAYMENT_BYTES) {
     throw await refuse(
       `The payment is ${Number.isFinite(size) ? `${size} bytes` : 'too deeply nested'} as JSON; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,

@@ -93,6 +93,17 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function checkBody(tools: ReadonlyMap<string, ToolDefinition>, task: CheckTask): CheckReply {
   const tool = tools.get(task.tool)
   if (!tool) return { status: 'crash', name: 'UnknownTool' }
+  return checkToolBody(tool, task)
+}
+
+/**
+ * {@link checkBody} with the tool at hand: how the runner checks a small body on the calling
+ * thread (`INLINE_CHECK_BYTES` in runner.ts), with the very code a checker thread runs. Never
+ * throws.
+ *
+ * @example readCheckReply(checkToolBody(hashTool, { kind: 'check', tool: 'hash', body: utf8('{"input":"abc"}') }))
+ */
+export function checkToolBody(tool: ToolDefinition, task: CheckTask): CheckReply {
   const text = decoder.decode(task.body)
   if (task.mcpRequestId === undefined && text.trim() === '') return { status: 'absent' }
   let parsed: unknown

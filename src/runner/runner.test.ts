@@ -6,7 +6,13 @@ import { catalog } from '../tools/catalog.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import { checkedInput } from './check.js'
 import { OverloadedError, ToolTimeoutError } from './errors.js'
-import { createToolRunner, type ToolRunner, worstQueueWaitMs } from './runner.js'
+import {
+  admissionGraceMs,
+  createToolRunner,
+  INLINE_CHECK_BYTES,
+  type ToolRunner,
+  worstQueueWaitMs,
+} from './runner.js'
 
 // Real worker threads. `fixtures` runs the misbehaving tools of test/fixtures/runner-tools.ts
 // through the real worker module; `tools` runs the real catalogue.
@@ -27,7 +33,8 @@ beforeAll(async () => {
     queueLimit: 1,
     catalog: fixtureCatalog,
   })
-  tools = createToolRunner({ workers: 1, timeoutMs: 2000, queueLimit: 2 })
+  // Every body to a checker thread: the tests below check that path.
+  tools = createToolRunner({ workers: 1, timeoutMs: 2000, queueLimit: 2, inlineCheckBytes: 0 })
   await Promise.all([fixtures.warm(), tools.warm()])
 })
 afterAll(async () => {
@@ -118,29 +125,53 @@ describe('the tool runner', () => {
     expect(fixtures.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
   })
 
-  it('admits a call only while fewer than workers + queue limit calls run or wait', async () => {
-    // One worker: the second call waits in the queue while the first sleeps.
-    const sleeping = fixtures
-      .admit()
-      .run(fixture('sleep'), checkedInput({ n: 200 }), 0)
-      .then((r) => r.value())
-    const queued = fixtures
-      .admit()
-      .run(fixture('echo'), checkedInput({ n: 3 }), 0)
-      .then((r) => r.value())
-    expect(fixtures.status()).toEqual({ running: 1, queued: 1, checking: 0, capacity: 2 })
-    const refused = (() => {
-      try {
-        fixtures.admit()
-      } catch (error) {
-        return error
-      }
-    })()
-    expect(refused).toBeInstanceOf(OverloadedError)
-    expect(refused).toMatchObject({ code: 'overloaded', retryAfterSeconds: 2, stage: 'admission' })
-    expect(await sleeping).toEqual({ slept: 200 })
-    expect(await queued).toEqual({ input: { n: 3 } })
-    expect(fixtures.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
+  it('admits a call only while fewer than workers + queue limit calls run or wait past the grace', async () => {
+    // One worker: the second call waits in the queue while the first sleeps. The admission's
+    // clock is the test's: a queued call counts once it has waited past 500 / 20 = 25 ms.
+    let clock = 1_000
+    const runner = createToolRunner({
+      workers: 1,
+      timeoutMs: 500,
+      queueLimit: 1,
+      catalog: fixtureCatalog,
+      now: () => clock,
+    })
+    try {
+      await runner.warm()
+      expect(admissionGraceMs(500)).toBe(25)
+      const sleeping = runner
+        .admit()
+        .run(fixture('sleep'), checkedInput({ n: 300 }), 0)
+        .then((r) => r.value())
+      const queued = runner
+        .admit()
+        .run(fixture('echo'), checkedInput({ n: 3 }), 0)
+        .then((r) => r.value())
+      expect(runner.status()).toEqual({ running: 1, queued: 1, checking: 0, capacity: 2 })
+      // The queued call has waited 25 ms: the queue is draining, a new call is let in.
+      clock += 25
+      expect(() => runner.admit()).not.toThrow()
+      // 26 ms: the queue is not keeping up.
+      clock += 1
+      const refused = (() => {
+        try {
+          runner.admit()
+        } catch (error) {
+          return error
+        }
+      })()
+      expect(refused).toBeInstanceOf(OverloadedError)
+      expect(refused).toMatchObject({
+        code: 'overloaded',
+        retryAfterSeconds: 1,
+        stage: 'admission',
+      })
+      expect(await sleeping).toEqual({ slept: 300 })
+      expect(await queued).toEqual({ input: { n: 3 } })
+      expect(runner.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
+    } finally {
+      await runner.close()
+    }
   })
 
   it('refuses a queued call at its deadline when many were admitted at once, and never runs it', async () => {
@@ -179,12 +210,15 @@ describe('the tool runner', () => {
     vi.spyOn(logger, 'error').mockImplementation(() => undefined)
     const runs: { tool: string; outcome: string; seconds: number }[] = []
     const rejected: string[] = []
+    // The admission's clock is the test's, so the queued call has waited past its grace.
+    let clock = 0
     const runner = createToolRunner({
       workers: 1,
       timeoutMs: 400,
       queueLimit: 1,
       catalog: fixtureCatalog,
       observer: { ran: (r) => runs.push(r), rejected: (reason) => rejected.push(reason) },
+      now: () => clock,
     })
     try {
       await runner.warm()
@@ -196,6 +230,7 @@ describe('the tool runner', () => {
       const first = [runner.admit(), runner.admit()].map((a) =>
         a.run(fixture('sleep'), checkedInput({ n: 250 }), 0),
       )
+      clock += admissionGraceMs(400) + 1
       expect(() => runner.admit()).toThrow(OverloadedError)
       await Promise.allSettled(first)
       const three = [runner.admit(), runner.admit(), runner.admit()]
@@ -283,6 +318,39 @@ describe('the input checker (checker threads)', () => {
       hex: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
     })
     expect(result.digest).toBe(sha256(canonicalize(result.value()) as string))
+  })
+
+  it('checks a body of at most 1 KiB on the calling thread, with the outcome a checker thread gives', async () => {
+    const inline = createToolRunner({ workers: 1, timeoutMs: 2000, queueLimit: 2 })
+    try {
+      expect(INLINE_CHECK_BYTES).toBe(1024)
+      const pad = (body: string, size: number) =>
+        body.replace('"x"', `"${'x'.repeat(size - body.length + 1)}"`)
+      const bodies: [string, string][] = [
+        ['hash', '{"input":"abc"}'],
+        ['hash', ' \n '],
+        ['hash', '{"input":'],
+        ['hash', '{"input":1}'],
+        ['json-validate', '{"value":1e400,"schema":{}}'],
+        ['json-validate', '{"value":"x","schema":{"pattern":"^(a+)+$","type":"string"}}'],
+        [
+          'pipeline',
+          `{"input":${'['.repeat(400)}${']'.repeat(400)},"operations":[{"type":"sha256"}]}`,
+        ],
+        ['hash', pad('{"input":"x"}', INLINE_CHECK_BYTES)],
+        ['hash', pad('{"input":"x"}', INLINE_CHECK_BYTES + 1)],
+      ]
+      for (const [id, body] of bodies) {
+        const [here, there] = [
+          await inline.check(tool(id), { body: utf8(body) }),
+          await tools.check(tool(id), { body: utf8(body) }),
+        ]
+        expect([id, body.length, here]).toEqual([id, body.length, there])
+      }
+      expect(bodies.at(-2)?.[1]).toHaveLength(INLINE_CHECK_BYTES)
+    } finally {
+      await inline.close()
+    }
   })
 
   it('tells an absent body, malformed JSON and schema issues apart', async () => {

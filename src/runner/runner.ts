@@ -3,7 +3,7 @@ import { Piscina } from 'piscina'
 import { logger } from '../logger.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import type { CheckedInput } from './check.js'
-import { readCheckReply } from './check.js'
+import { checkToolBody, readCheckReply } from './check.js'
 import { OverloadedError, ToolTimeoutError } from './errors.js'
 import { JsonResult } from './json-result.js'
 import {
@@ -28,6 +28,13 @@ export interface ToolRunnerOptions {
   queueLimit: number
   /** A module exporting `catalog` to run instead of the tool catalogue (unit tests only). */
   catalog?: URL
+  /**
+   * Bodies of at most this many bytes are checked on the calling thread, larger ones on a checker
+   * thread; default {@link INLINE_CHECK_BYTES}. 0 sends every body to a checker (tests).
+   */
+  inlineCheckBytes?: number
+  /** Clock of the admission's queue grace, in milliseconds; default `performance.now` (tests). */
+  now?: () => number
   /** Told of every run and every refusal (the operator metrics); absent: nobody is. */
   observer?: RunnerObserver
 }
@@ -100,10 +107,11 @@ export interface RunnerStatus {
  */
 export interface ToolRunner {
   /**
-   * Parses and checks a call's input on a checker thread (a small pool beside the tool workers),
-   * never on the thread that serves requests: JSON, the tool's schema, its shape check and the
-   * RFC 8785 form with its SHA-256 (`checkBody` in check.ts). At most {@link CHECKS_PER_THREAD}
-   * checks per checker thread wait at once; each has the tool budget.
+   * Parses and checks a call's input: JSON, the tool's schema, its shape check and the RFC 8785
+   * form with its SHA-256 (`checkBody` in check.ts). A body of at most
+   * {@link INLINE_CHECK_BYTES} is checked on the calling thread; a larger one on a checker thread
+   * (a small pool beside the tool workers), never on the thread that serves requests. At most
+   * {@link CHECKS_PER_THREAD} checks per checker thread wait at once; each has the tool budget.
    *
    * @throws {OverloadedError} (stage `admission`) when the checkers' queue is full
    * @throws {ToolTimeoutError} when the check outlasts the budget (its thread is replaced)
@@ -120,10 +128,12 @@ export interface ToolRunner {
   fields(body: Uint8Array, names: string[]): Promise<FieldsOutcome>
   /**
    * Lets a call in when the pool has room now: fewer than `workers + queueLimit` calls running or
-   * queued. Admission reserves nothing: many calls admitted at once may all be verified and queue
-   * up together, so every queued call has a deadline, {@link worstQueueWaitMs}, past which it is
-   * refused (`overloaded`, stage `queue`, never run, never settled). The wait for a worker is thus
-   * bounded whatever the load, which the paid-call budget check relies on.
+   * queued for longer than {@link admissionGraceMs} (a queue that drains within it is keeping up,
+   * however long it is for an instant). Admission reserves nothing: many calls admitted at once
+   * may all be verified and queue up together, so every queued call has a deadline,
+   * {@link worstQueueWaitMs}, past which it is refused (`overloaded`, stage `queue`, never run,
+   * never settled). The wait for a worker is thus bounded whatever the load, which the paid-call
+   * budget check relies on.
    *
    * @throws {OverloadedError} (stage `admission`) when the pool is full (or the runner is closed)
    */
@@ -166,6 +176,32 @@ const WORKER_NICE = 10
 export const CHECKS_PER_THREAD = 16
 
 /**
+ * Largest body checked on the calling thread, in bytes (1 KiB). A checker thread's round trip
+ * costs the main thread about 0.3 ms (messages, transfers, a thread wake-up); checking a body of
+ * 1 KiB costs 10 to 60 µs for every tool, and at most about 0.2 ms for the costliest json-validate
+ * schemas that fit in it (reference chains and cycles, patterns, nesting to the limit), measured
+ * on this shared 2-core machine (bench/README.md, "Paid calls against the peer"). So the inline
+ * check never holds the event loop longer than the round trip it saves. Larger bodies, up to the
+ * 1 MiB limit, are parsed and checked on a checker thread.
+ */
+export const INLINE_CHECK_BYTES = 1024
+
+/**
+ * How long a queued call may wait for a worker before it counts against the queue limit at
+ * admission, in milliseconds: a twentieth of the budget (100 ms with the default 2 s). A call
+ * waits about 0.3 ms for a free worker; under load the results of fast calls wait for the busy
+ * main thread too, so a burst of paid calls would see a queue of more than TOOL_QUEUE_LIMIT for a
+ * moment, and was refused `overloaded` although it drained within milliseconds (8 of 1,545 paid
+ * calls in `npm run bench`, issue 18). A pool held by slow calls has calls waiting longer than
+ * this within a twentieth of a budget, and refuses again.
+ *
+ * @example admissionGraceMs(2000) // 100
+ */
+export function admissionGraceMs(timeoutMs: number): number {
+  return timeoutMs / 20
+}
+
+/**
  * Checker threads for `workers` tool workers: half as many, at least one. A check of a body is a
  * parse and a walk (a few milliseconds for 1 MiB), a tool call may use its whole budget.
  */
@@ -180,6 +216,8 @@ interface Job {
   reject(error: unknown): void
   /** Its queue deadline ({@link worstQueueWaitMs}), cleared when it starts. */
   deadline: NodeJS.Timeout
+  /** When it joined the queue (the runner's clock, ms). */
+  queuedAt: number
 }
 
 /**
@@ -223,6 +261,9 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   const capacity = options.workers + options.queueLimit
   const retryAfterSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000))
   const queueDeadlineMs = worstQueueWaitMs(options)
+  const graceMs = admissionGraceMs(options.timeoutMs)
+  const inlineCheckBytes = options.inlineCheckBytes ?? INLINE_CHECK_BYTES
+  const now = options.now ?? (() => performance.now())
   const waiting: Job[] = []
   const checkThreads = checkerThreads(options.workers)
   let checking = 0
@@ -316,33 +357,36 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
       throw new OverloadedError(retryAfterSeconds, 'admission')
     }
     const pool = startChecker()
-    const signal = AbortSignal.timeout(options.timeoutMs)
+    // A timer cleared when the check ends, not AbortSignal.timeout: that one still fires after the
+    // check unless its signal was collected first, building a DOMException with a stack.
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(), options.timeoutMs)
     checking++
     try {
       return (await pool.run(task, {
-        signal,
+        signal: controller.signal,
         transferList: [task.body.buffer as ArrayBuffer],
       })) as T | null
     } catch (error) {
-      if (signal.aborted) throw new ToolTimeoutError(options.timeoutMs)
+      if (controller.signal.aborted) throw new ToolTimeoutError(options.timeoutMs)
       logger.error({ task: what, err: (error as Error)?.name }, 'input check failed')
       throw new OverloadedError(retryAfterSeconds, 'admission')
     } finally {
+      clearTimeout(timer)
       checking--
     }
   }
 
   async function check(tool: ToolDefinition, source: InputSource): Promise<CheckOutcome> {
-    const reply = await onChecker<CheckReply>(
-      {
-        kind: 'check',
-        tool: tool.id,
-        body: ownBuffer(source.body),
-        ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
-        ...(source.field !== undefined ? { field: source.field } : {}),
-      },
-      tool.id,
-    )
+    const task: CheckTask = {
+      kind: 'check',
+      tool: tool.id,
+      body: source.body,
+      ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
+      ...(source.field !== undefined ? { field: source.field } : {}),
+    }
+    if (source.body.length <= inlineCheckBytes) return readCheckReply(checkToolBody(tool, task))
+    const reply = await onChecker<CheckReply>({ ...task, body: ownBuffer(source.body) }, tool.id)
     return reply ? readCheckReply(reply) : { status: 'crash', name: 'NoOutcome' }
   }
 
@@ -354,8 +398,16 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     return outcome ?? { status: 'invalid', message: 'The body could not be read' }
   }
 
+  /** Calls that have waited for a worker for longer than the grace (the queue is oldest first). */
+  function waitingPastGrace(): number {
+    const since = now() - graceMs
+    let n = 0
+    while (n < waiting.length && (waiting[n] as Job).queuedAt < since) n++
+    return n
+  }
+
   function admit(): Admission {
-    if (closed || running + waiting.length >= capacity) {
+    if (closed || running + waitingPastGrace() >= capacity) {
       options.observer?.rejected('admission')
       throw new OverloadedError(retryAfterSeconds, 'admission')
     }
@@ -381,6 +433,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
               options.observer?.rejected('queue')
               reject(new OverloadedError(retryAfterSeconds, 'queue'))
             }, queueDeadlineMs),
+            queuedAt: now(),
           }
           waiting.push(job)
           if (warm) dispatch()
