@@ -3,6 +3,7 @@ import { type ClientQuota, MAX_PAYMENT_BYTES, type PaymentGate } from '../paymen
 import type { ToolDefinition } from '../tools/types.js'
 import { toHttpFailure } from './failures.js'
 import { readX402Header, settlementHeader } from './headers.js'
+import { requestIdHeader } from './request-id.js'
 
 /** Options of {@link registerPaidRoutes}. */
 export interface PaidRoutesOptions {
@@ -136,17 +137,16 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
           ...(options.quotaOf ? { quota: options.quotaOf(c) } : {}),
         })
         return plainResponse(successBody(result.bytes), 200, await common(), {
+          ...requestIdHeader(c),
           'payment-response': settlementHeader(settlement),
           'cache-control': 'no-store',
         })
       } catch (error) {
         const failure = toHttpFailure(error)
-        return plainResponse(
-          JSON.stringify(failure.body),
-          failure.status,
-          await common(),
-          lowerCased(failure.headers),
-        )
+        return plainResponse(JSON.stringify(failure.body), failure.status, await common(), {
+          ...requestIdHeader(c),
+          ...lowerCased(failure.headers),
+        })
       }
     })
   }

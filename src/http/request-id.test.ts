@@ -4,7 +4,7 @@ import { echoTool, fakeGate } from '../../test/helpers/fakes.js'
 import { currentRequestId } from '../request-context.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { createApp } from './app.js'
-import { MAX_REQUEST_ID_LENGTH, requestIds } from './request-id.js'
+import { MAX_REQUEST_ID_LENGTH, requestIdHeader, requestIds } from './request-id.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -57,6 +57,46 @@ describe('requestIds', () => {
     const res = await app().request('/raw', { headers: { 'X-Request-Id': 'raw-1' } })
     expect(res.headers.get('x-request-id')).toBe('raw-1')
     expect(res.headers.get('content-type')).toBe('application/json')
+  })
+
+  it('leaves as it is a Response that wrote the id itself (requestIdHeader): no copy of it', async () => {
+    // @hono/node-server's Response keeps plain-object headers until `.headers` is read, then
+    // builds an undici Response; adding a header copies it again (body stream and every header):
+    // with the paid routes' 6 KiB headers, a quarter of a paid call. This one counts the reads.
+    let reads = 0
+    const made: Response[] = []
+    const plain = new Hono()
+    plain.use(requestIds())
+    plain.get('/plain', (c) => {
+      const real = new Response('{}', {
+        headers: { ...requestIdHeader(c), 'content-type': 'application/json' },
+      })
+      const watched = new Proxy(real, {
+        get(target, name) {
+          if (name === 'headers') reads++
+          const value: unknown = Reflect.get(target, name, target)
+          return typeof value === 'function' ? value.bind(target) : value
+        },
+      })
+      made.push(watched)
+      return watched
+    })
+    const res = await plain.request('/plain', { headers: { 'X-Request-Id': 'plain-1' } })
+    expect(res).toBe(made[0])
+    expect(reads).toBe(0)
+    expect(res.headers.get('x-request-id')).toBe('plain-1')
+    expect([...res.headers.keys()].filter((name) => name === 'x-request-id')).toHaveLength(1)
+  })
+
+  it('gives no header outside the middleware', async () => {
+    const bare = new Hono()
+    let header: Record<string, string> | undefined
+    bare.get('/', (c) => {
+      header = requestIdHeader(c)
+      return c.text('ok')
+    })
+    await bare.request('/')
+    expect(header).toEqual({})
   })
 
   it('puts the id in every answer of the app and in its failure envelopes', async () => {

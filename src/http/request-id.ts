@@ -1,9 +1,12 @@
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { requestId } from 'hono/request-id'
 import { withRequestId } from '../request-context.js'
 
 /** The header that carries the request id, both ways. */
 export const REQUEST_ID_HEADER = 'X-Request-Id'
+
+/** Context key: the handler's Response already carries the request id ({@link requestIdHeader}). */
+const HEADER_WRITTEN = 'requestIdHeaderWritten'
 
 /**
  * Longest caller-chosen request id kept, in characters. With hono's check (only `A-Z a-z 0-9 _ -
@@ -20,7 +23,11 @@ export const MAX_REQUEST_ID_LENGTH = 128
  *
  * Hono's `requestId` sets the header before the handler, which a handler returning a `Response` of
  * its own (the MCP transport's) replaces with its headers: the header is added to such a response
- * afterwards.
+ * afterwards, unless the handler wrote it itself with {@link requestIdHeader} (the paid routes):
+ * adding a header to a finished Response makes Hono copy it into a new undici Response, body
+ * stream and every header (the 6 KiB `PAYMENT-REQUIRED` checked character by character), which
+ * cost a paid call about a quarter of its main-thread time (bench/README.md, "Paid calls against
+ * the peer").
  *
  * @example
  * app.use(requestIds()) // first, so that the request log line carries the id too
@@ -32,8 +39,24 @@ export function requestIds(): MiddlewareHandler {
       const id = c.get('requestId') as string
       return withRequestId(id, async () => {
         await next()
+        if (c.get(HEADER_WRITTEN) === true) return
         if (!c.res.headers.has(REQUEST_ID_HEADER)) c.header(REQUEST_ID_HEADER, id)
       })
     })
   }
+}
+
+/**
+ * The request id as a response header (`{ 'x-request-id': id }`), for a handler that builds its
+ * Response with plain-object headers; {@link requestIds} then leaves that Response as it is.
+ * Empty outside {@link requestIds} (an app without it, a unit test).
+ *
+ * @example
+ * return new Response(body, { headers: { ...requestIdHeader(c), 'content-type': 'application/json' } })
+ */
+export function requestIdHeader(c: Context): Record<string, string> {
+  const id = c.get('requestId') as string | undefined
+  if (id === undefined) return {}
+  c.set(HEADER_WRITTEN, true)
+  return { 'x-request-id': id }
 }
