@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url'
 import { loadConfig } from './config.js'
+import { logger } from './logger.js'
 
 /** How long the probe waits for `/health`, in milliseconds: below the Dockerfile's `--timeout=5s`. */
 export const HEALTHCHECK_TIMEOUT_MS = 4000
@@ -41,10 +42,12 @@ export async function probeHealth(
   }
 }
 
-// Run as a program (the image's HEALTHCHECK): exit 0 healthy, 1 unhealthy, as Docker expects.
+// Run as a program (the image's HEALTHCHECK): exit 0 healthy, 1 unhealthy, as Docker expects,
+// after one JSON log line like the service's (the container runtime keeps it as the check's output).
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const url = healthcheckUrl()
   const { healthy, detail } = await probeHealth(url)
-  console.log(`${healthy ? 'healthy' : 'unhealthy'}: GET ${url} -> ${detail}`)
-  process.exit(healthy ? 0 : 1)
+  if (healthy) logger.info({ url, detail }, 'healthy')
+  else logger.warn({ url, detail }, 'unhealthy')
+  logger.flush(() => process.exit(healthy ? 0 : 1))
 }

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 // A clone of the repository is all a user has: no code, test or script may read a file outside
-// it (as test/json-schema-suite.test.ts once read ../../shared/testdata/).
+// it (as test/json-schema-suite.test.ts once read the test data of the folder beside the clone).
 
 const ROOT = new URL('../', import.meta.url).pathname
 const DIRS = ['src', 'test', 'bench', 'scripts', 'clients/mcp-bridge/src', '.ci']

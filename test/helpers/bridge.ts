@@ -204,6 +204,15 @@ export async function settleRedirectingProxy(
       res.writeHead(502).end()
     }
   })
+  return listenOnLoopback(server)
+}
+
+/**
+ * Starts `server` on an ephemeral loopback port; `stop` closes it and its kept-alive connections.
+ *
+ * @example const { url, stop } = await listenOnLoopback(createServer(handler)) // 'http://127.0.0.1:40123'
+ */
+async function listenOnLoopback(server: Server): Promise<{ url: string; stop(): Promise<void> }> {
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready))
   const { port } = server.address() as AddressInfo
   return {
@@ -260,14 +269,5 @@ export async function tamperingProxy(
       res.writeHead(502).end()
     }
   })
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    stop: () =>
-      new Promise<void>((done) => {
-        server.close(() => done())
-        server.closeAllConnections()
-      }),
-  }
+  return listenOnLoopback(server)
 }

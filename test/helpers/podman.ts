@@ -107,7 +107,21 @@ export async function standInBase(nodeMajor = 24): Promise<string> {
  * @throws Error with the end of the build log when the build fails
  */
 export async function buildImage(base: string, tag: string): Promise<void> {
-  await podmanOk(
+  await podmanBuild(base, tag, '.', undefined, 30 * 60_000)
+}
+
+/**
+ * `podman build` of `context` (its Dockerfile, at `target` when given) on `base` as `tag`, in
+ * Docker's image format, on the host network, within `timeoutMs`.
+ */
+function podmanBuild(
+  base: string,
+  tag: string,
+  context: string,
+  target: string | undefined,
+  timeoutMs: number,
+): Promise<string> {
+  return podmanOk(
     [
       'build',
       ...PODMAN_LIMITS,
@@ -117,11 +131,12 @@ export async function buildImage(base: string, tag: string): Promise<void> {
       'docker',
       '--build-arg',
       `BASE=${base}`,
+      ...(target === undefined ? [] : ['--target', target]),
       '--tag',
       tag,
-      '.',
+      context,
     ],
-    30 * 60_000,
+    timeoutMs,
   )
 }
 
@@ -147,22 +162,11 @@ export async function buildComposeStandIns(base: string): Promise<ComposeStandIn
   const images = {} as ComposeStandIns
   for (const service of ['nginx', 'postgres', 'redis'] as const) {
     images[service] = `localhost/payload-tools-stand-in-${service}:e2e`
-    await podmanOk(
-      [
-        'build',
-        ...PODMAN_LIMITS,
-        '--network',
-        'host',
-        '--format',
-        'docker',
-        '--build-arg',
-        `BASE=${base}`,
-        '--target',
-        service,
-        '--tag',
-        images[service],
-        'test/fixtures/compose-stand-ins',
-      ],
+    await podmanBuild(
+      base,
+      images[service],
+      'test/fixtures/compose-stand-ins',
+      service,
       20 * 60_000,
     )
   }
