@@ -87,15 +87,28 @@ describe('probeHealth', () => {
 
 describe('as a program (the image HEALTHCHECK)', () => {
   it('exits 0 when /health answers 200 and 1 otherwise, naming the URL', async () => {
+    // One JSON log line (the time varies), as the service writes them.
+    const line = (out: string) => ({ ...JSON.parse(out), time: 0 }) as Record<string, unknown>
     const port = await healthServer(200, 'degraded')
-    expect(await runProbe({ HOST: '0.0.0.0', PORT: String(port) })).toEqual({
-      code: 0,
-      out: `healthy: GET http://127.0.0.1:${port}/health -> 200 degraded\n`,
+    const healthy = await runProbe({ HOST: '0.0.0.0', PORT: String(port) })
+    expect(healthy.code).toBe(0)
+    expect(healthy.out.endsWith('}\n')).toBe(true)
+    expect(line(healthy.out)).toEqual({
+      level: 30,
+      time: 0,
+      url: `http://127.0.0.1:${port}/health`,
+      detail: '200 degraded',
+      msg: 'healthy',
     })
     const closed = await freePort()
-    expect(await runProbe({ PORT: String(closed) })).toEqual({
-      code: 1,
-      out: `unhealthy: GET http://127.0.0.1:${closed}/health -> ECONNREFUSED\n`,
+    const unhealthy = await runProbe({ PORT: String(closed) })
+    expect(unhealthy.code).toBe(1)
+    expect(line(unhealthy.out)).toEqual({
+      level: 40,
+      time: 0,
+      url: `http://127.0.0.1:${closed}/health`,
+      detail: 'ECONNREFUSED',
+      msg: 'unhealthy',
     })
   }, 30_000)
 })
