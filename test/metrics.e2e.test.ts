@@ -29,14 +29,13 @@ const TOKEN = 'metrics-e2e-token-0123456789abcdef'
 const POINTS = 60
 const clock: ToolEnv = { nowSeconds: () => 1_700_000_000 }
 const tool = (id: string) => catalog.find((t) => t.id === id) as ToolDefinition
-/** The payer that empties its wallet once its payment is verified (a settle failure). */
+/** The payer whose wallet is emptied between verify and settle (a settle failure). */
 const DRAINER = 3
 
 let dev: DevService
 let telemetry: Telemetry
 let dataDir: string
 let metrics: Metrics | undefined
-let drainNext = false
 const before: Record<Rail, bigint> = { evm: 0n, solana: 0n }
 /** Settled calls and atomic amounts this test made, per rail. */
 const settled: Record<Rail, { calls: number; atomic: bigint }> = {
@@ -60,13 +59,6 @@ beforeAll(async () => {
     overrides: {
       telemetry,
       rateLimitKeyPrefix: `metrics-e2e:${process.pid}:${Date.now()}`,
-      // Between verify and settle: the drainer's wallet is emptied, so the settlement fails.
-      observer: async (event) => {
-        if (event.outcome === 'verified' && drainNext) {
-          drainNext = false
-          await drain(dev.stack.evm.payers[DRAINER]?.privateKey as `0x${string}`)
-        }
-      },
     },
   })
   metrics = dev.svc.service.metrics
@@ -180,7 +172,11 @@ describe('operator metrics on the devnet', () => {
       'payment_verification_failed',
     ])
     // A settle failure: verified, run, then the wallet is empty when settlement comes.
-    drainNext = true
+    // (Not on the service's `verified` event: the gate does not wait for its observers there.)
+    const faults = dev.stack.facilitators[0]?.faults
+    if (!faults) throw new Error('no facilitator')
+    faults.beforeNextSettle = () =>
+      drain(dev.stack.evm.payers[DRAINER]?.privateKey as `0x${string}`)
     const unsettled = await payHttp('evm', hash, { input: 'drained' }, DRAINER)
     expect([unsettled.status, (await json(unsettled)).code]).toEqual([402, 'settlement_failed'])
 

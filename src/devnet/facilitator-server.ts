@@ -52,6 +52,12 @@ export interface FacilitatorFaults {
    * payment never moved.
    */
   settleFailures?: number
+  /**
+   * Run once, and awaited, when the next settle arrives, before it settles (then cleared): a test
+   * changes the chain between verify and settle, e.g. empties the payer's wallet so that the
+   * settlement fails.
+   */
+  beforeNextSettle?: () => Promise<void>
 }
 
 /** One verify or settle a facilitator answered: what tests may check it received. */
@@ -141,6 +147,11 @@ export function createFacilitatorApp(
   })
   app.post('/settle', async (c) => {
     await delay(faults?.settleDelayMs)
+    const before = faults?.beforeNextSettle
+    if (faults && before) {
+      faults.beforeNextSettle = undefined
+      await before()
+    }
     if (faults?.settleFailures) {
       faults.settleFailures--
       logger.info({ op: 'settle', status: 500 }, 'facilitator failed on purpose (fault)')

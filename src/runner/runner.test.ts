@@ -305,19 +305,36 @@ describe('the input checker (checker threads)', () => {
       ...(mcpRequestId !== undefined ? { mcpRequestId } : {}),
     })
 
-  it('parses and checks a body off the main thread: the RFC 8785 form with defaults, and its SHA-256', async () => {
+  it('parses and checks a body off the main thread: its JSON with defaults, and the SHA-256 of its RFC 8785 form', async () => {
     const outcome = await check('hash', ' { "input" : "abc" } ')
     expect(outcome.status).toBe('ok')
     if (outcome.status !== 'ok') return
-    const canonical = '{"algorithm":"SHA-256","input":"abc"}'
-    expect(new TextDecoder().decode(outcome.bytes)).toBe(canonical)
-    expect(outcome.digest).toBe(sha256(canonical))
+    expect(new TextDecoder().decode(outcome.bytes)).toBe(
+      JSON.stringify(tool('hash').input.parse({ input: 'abc' })),
+    )
+    expect(outcome.digest).toBe(sha256('{"algorithm":"SHA-256","input":"abc"}'))
     // The worker runs on exactly those bytes, and states the SHA-256 of its result's RFC 8785 form.
     const result = await tools.admit().run(tool('hash'), outcome, 0)
     expect(result.value()).toMatchObject({
       hex: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
     })
     expect(result.digest).toBe(sha256(canonicalize(result.value()) as string))
+  })
+
+  it("runs the tool on the caller's key order, not the RFC 8785 order of the digest: exactly what tool.run gives", async () => {
+    // RFC 8785 sorts "" before ":"; the const message quotes the schema's object in its own order
+    // (a paid call got the keys sorted while tool.run kept them: found by the surfaces fuzz test).
+    const body = '{"value":[],"schema":{"const":{":":"","":null}}}'
+    const outcome = await check('json-validate', body)
+    expect(outcome.status).toBe('ok')
+    if (outcome.status !== 'ok') return
+    expect(outcome.digest).toBe(sha256('{"schema":{"const":{"":null,":":""}},"value":[]}'))
+    const ran = await tools.admit().run(tool('json-validate'), outcome, 0)
+    const direct = tool('json-validate').run(tool('json-validate').input.parse(JSON.parse(body)), {
+      nowSeconds: () => 0,
+    })
+    expect(JSON.stringify(ran.value())).toBe(JSON.stringify(direct))
+    expect(JSON.stringify(ran.value())).toContain('must be {\\":\\":\\"\\",\\"\\":null}')
   })
 
   it('checks a body of at most 1 KiB on the calling thread, with the outcome a checker thread gives', async () => {
@@ -394,10 +411,10 @@ describe('the input checker (checker threads)', () => {
     const b = await check('hash', batch, 'b')
     const three = await check('hash', batch, 3)
     expect(b.status === 'ok' && new TextDecoder().decode(b.bytes)).toBe(
-      '{"algorithm":"SHA-256","input":"x"}',
+      '{"input":"x","algorithm":"SHA-256"}',
     )
     expect(three.status === 'ok' && new TextDecoder().decode(three.bytes)).toBe(
-      '{"algorithm":"SHA-256","input":""}',
+      '{"input":"","algorithm":"SHA-256"}',
     )
   })
 })
