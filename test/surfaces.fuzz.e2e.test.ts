@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_BODY_BYTES } from '../src/http/app.js'
 import { FAILURE_META_KEY, PAYMENT_META_KEY } from '../src/mcp/results.js'
 import type { PaymentEvent } from '../src/payment/gate.js'
+import { checkedInput } from '../src/runner/check.js'
 import { catalog } from '../src/tools/catalog.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from '../src/tools/types.js'
 import { payerClient } from './helpers/clients.js'
@@ -195,10 +196,16 @@ const postMcpRaw = (bytes: Uint8Array) =>
     body: bytes,
   })
 
-/** What tool.run gives for a body the gate accepts: the result, or the ToolError. */
+/**
+ * What tool.run gives for a body the gate accepts: the result, or the ToolError. The tool runs on
+ * the RFC 8785 form of the checked input, as the service's worker does (src/runner/check.ts), so
+ * that a result never depends on the order of the body's keys: a json-validate `const` message
+ * quotes the schema's object with its keys in that order.
+ */
 function localRun(tool: ToolDefinition, text: string): { result?: unknown; error?: ToolError } {
   try {
-    return { result: tool.run(tool.input.parse(JSON.parse(text)), clock) }
+    const checked = checkedInput(tool.input.parse(JSON.parse(text)))
+    return { result: tool.run(JSON.parse(new TextDecoder().decode(checked.bytes)), clock) }
   } catch (error) {
     if (error instanceof ToolError) return { error }
     throw error

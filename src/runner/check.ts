@@ -17,22 +17,17 @@ const decoder = new TextDecoder()
 const encoder = new TextEncoder()
 
 /**
- * A checked input: the parsed input, defaults applied, as UTF-8 JSON in the caller's own key order
- * (what the tool's worker parses, so that the service answers exactly what `tool.run` gives for
- * the body), and the lower-case hex SHA-256 of its RFC 8785 (JSON Canonicalization Scheme) form
- * (what the duplicate-settlement guard fingerprints and a delivery receipt's `input_sha256`
- * states).
+ * A checked input: the RFC 8785 (JSON Canonicalization Scheme) form of the parsed input, defaults
+ * applied, as UTF-8 bytes, and the lower-case hex SHA-256 of those bytes. What the tool's worker
+ * parses, what the duplicate-settlement guard fingerprints and what a delivery receipt's
+ * `input_sha256` states are this one value.
  *
- * The tool does not run on the canonical form: RFC 8785 sorts object keys, and some results show
- * the caller's keys in their order (a json-validate `const` or `enum` message quotes the schema's
- * value, a pipeline returns the objects it was given).
- *
- * @example { bytes: <UTF-8 of {"input":"abc","algorithm":"SHA-256"}>, digest: '5b1c…' }
+ * @example { bytes: <UTF-8 of {"algorithm":"SHA-256","input":"abc"}>, digest: '5b1c…' }
  */
 export interface CheckedInput {
-  /** UTF-8 JSON of the checked input (`JSON.stringify`: the caller's key order, defaults applied). */
+  /** UTF-8 of the RFC 8785 canonical JSON of the parsed input. */
   bytes: Uint8Array
-  /** Lower-case hex SHA-256 of the RFC 8785 canonical JSON of the checked input. */
+  /** Lower-case hex SHA-256 of `bytes`. */
   digest: string
 }
 
@@ -45,14 +40,14 @@ export interface CheckedInput {
  * @throws {TypeError} when the value has no RFC 8785 form (a non-finite number)
  */
 export function checkedInput(value: unknown): CheckedInput {
-  return unframe(checkedFrame(value))
+  return unframe(canonicalFrame(value))
 }
 
-/** The JSON of a value, framed with the SHA-256 of its RFC 8785 form (framed.ts). */
-function checkedFrame(value: unknown): Uint8Array {
+/** The RFC 8785 JSON of a value, framed with its SHA-256 (framed.ts). */
+function canonicalFrame(value: unknown): Uint8Array {
   const canonical = canonicalize(value)
   if (canonical === undefined) throw new TypeError('the value has no JSON form')
-  return frame(encoder.encode(JSON.stringify(value)), canonical)
+  return frame(encoder.encode(canonical), canonical)
 }
 
 /**
@@ -85,7 +80,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * become U+FFFD, as `Request.text()` does), parses it as JSON, takes the `tools/call` arguments for
  * MCP, then checks them against the tool's Zod schema (defaults applied, unknown keys refused) and
  * its shape check (`ToolDefinition.check`: Unicode, depth, number range, sizes), and gives the
- * checked value's JSON with the SHA-256 of its RFC 8785 form ({@link CheckedInput}). Never throws.
+ * RFC 8785 form of the checked value with its SHA-256. Never throws.
  *
  * An HTTP body that is empty or only whitespace is `absent`: for an unpaid request there is no
  * input to check, for a paid one the gate refuses it. MCP arguments that are absent are `{}`.
@@ -93,7 +88,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * @param tools - the catalogue the worker loaded, by id
  * @example
  * checkBody(byId, { kind: 'check', tool: 'hash', body: utf8('{"input":"abc"}') })
- * // <SHA-256 of the RFC 8785 form + JSON> (read it with readCheckReply)
+ * // <SHA-256 + canonical JSON> (read it with readCheckReply)
  */
 export function checkBody(tools: ReadonlyMap<string, ToolDefinition>, task: CheckTask): CheckReply {
   const tool = tools.get(task.tool)
@@ -165,8 +160,8 @@ export function readFields(task: FieldsTask): FieldsOutcome {
 }
 
 /**
- * Checks a parsed input against a tool: its Zod schema, then its shape check, then its JSON framed
- * with the SHA-256 of its RFC 8785 form. Never throws.
+ * Checks a parsed input against a tool: its Zod schema, then its shape check, then its RFC 8785
+ * form, framed with its SHA-256. Never throws.
  *
  * @example readCheckReply(checkValue(hashTool, { input: 'abc' })) // { status: 'ok', bytes, digest }
  */
@@ -175,7 +170,7 @@ export function checkValue(tool: ToolDefinition, input: unknown): CheckReply {
   if (!parsed.success) return { status: 'invalid', issues: toInputIssues(parsed.error) }
   try {
     tool.check(parsed.data)
-    return checkedFrame(parsed.data)
+    return canonicalFrame(parsed.data)
   } catch (error) {
     if (error instanceof ToolError) {
       return {

@@ -99,8 +99,7 @@ export type CheckOutcome =
 
 /**
  * A {@link CheckOutcome} as a checker thread sends it: `ok` as one transferred buffer (see
- * `frame` in framed.ts: the SHA-256 of the RFC 8785 form, then the checked input's JSON), the
- * others as plain data.
+ * `frame` in framed.ts: the SHA-256, then the canonical JSON), the others as plain data.
  */
 export type CheckReply = Uint8Array | Exclude<CheckOutcome, { status: 'ok' }>
 
