@@ -114,4 +114,34 @@ describe('x402 header decoding', () => {
       { numRuns: 2000 },
     )
   })
+
+  /** Why the SDK refuses a text: its Base64 check or `atob` (`base64`), or `JSON.parse` (`json`). */
+  const sdkKind = (text: string) => {
+    try {
+      decodePaymentSignatureHeader(text)
+      return 'ok'
+    } catch (error) {
+      return error instanceof SyntaxError ? 'json' : 'base64'
+    }
+  }
+  const kind = (read: ReturnType<typeof readX402Header>) => ('value' in read ? 'ok' : read.problem)
+
+  it('refuses for the same reason as the SDK texts holding characters outside the alphabet (base64url, spaces, padding inside, non-ASCII)', () => {
+    const valid = fc.json().map((text) => Buffer.from(text).toString('base64'))
+    fc.assert(
+      fc.property(
+        valid,
+        fc.nat(),
+        fc.constantFrom('-', '_', ' ', '\n', '=', '==', '===', '.', 'é', '\u0000', 'A', '%'),
+        (text, at, insert) => {
+          // One character replaced (the length rules then hold for the text as a whole), or
+          // inserted where the text is empty.
+          const position = at % Math.max(text.length, 1)
+          const changed = text.slice(0, position) + insert + text.slice(position + 1)
+          expect([changed, kind(readX402Header(changed))]).toEqual([changed, sdkKind(changed)])
+        },
+      ),
+      { numRuns: 3000 },
+    )
+  })
 })
