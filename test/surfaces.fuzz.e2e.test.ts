@@ -204,7 +204,11 @@ const postMcpRaw = (bytes: Uint8Array) =>
  */
 function localRun(tool: ToolDefinition, text: string): { result?: unknown; error?: ToolError } {
   try {
-    const checked = checkedInput(tool.input.parse(JSON.parse(text)))
+    const parsed = tool.input.parse(JSON.parse(text))
+    // The service's shape check runs on the value as parsed (its first refusal may depend on the
+    // order of the keys: a schema's `$id` and `$ref` problems), then the tool on the RFC 8785 form.
+    tool.check(parsed)
+    const checked = checkedInput(parsed)
     return { result: tool.run(JSON.parse(new TextDecoder().decode(checked.bytes)), clock) }
   } catch (error) {
     if (error instanceof ToolError) return { error }
