@@ -198,6 +198,24 @@ describe('FacilitatorHttpClient: verify and settle over node:http, answering as 
     expect(b?.headers['content-type']).toBe('application/json')
   })
 
+  it('sends for a settle the body its verify sent, and a new one for other requirements', async () => {
+    await start()
+    const client = new FacilitatorHttpClient({ url, timeoutMs: 300 })
+    const sent = async (operation: 'verify' | 'settle', r: PaymentRequirements) => {
+      received.length = 0
+      next = { status: 200, body: operation === 'verify' ? verify : settle }
+      await client[operation](payment, r)
+      return JSON.parse(received[0]?.body ?? '') as unknown
+    }
+    const expected = { x402Version: 2, paymentPayload: payment, paymentRequirements: requirements }
+    expect(await sent('verify', requirements)).toEqual(expected)
+    expect(await sent('settle', requirements)).toEqual(expected)
+    // The same payment settled against other requirements (a copy with another amount): its body.
+    const other = { ...requirements, amount: '2000' }
+    expect(await sent('settle', other)).toEqual({ ...expected, paymentRequirements: other })
+    expect(await sent('settle', requirements)).toEqual(expected)
+  })
+
   it(`waits for an answer slower than the ${IDLE_CONNECTION_MS} ms after which idle connections close`, async () => {
     const slow = createServer((req, res) => {
       req.resume()

@@ -112,7 +112,10 @@ export function createApp(deps: AppDeps): Hono {
     )
   })
   if (deps.drain) app.use(deps.drain.middleware)
-  const sameForEveryResponse = precomputedHeaders([securityHeaders(), corsPolicy()])
+  const paidPaths = new Set<string>(deps.tools.map((tool) => tool.path))
+  const sameForEveryResponse = precomputedHeaders([securityHeaders(), corsPolicy()], {
+    selfServed: (c) => c.req.method === 'POST' && paidPaths.has(c.req.path),
+  })
   app.use(sameForEveryResponse)
   app.options('*', corsPolicy())
 
@@ -166,7 +169,7 @@ export function createApp(deps: AppDeps): Hono {
   }
   registerPaidRoutes(app, {
     ...deps,
-    responseHeaders: sameForEveryResponse.record,
+    responseHeaders: sameForEveryResponse.recordFor,
     extensionsFor: httpBazaarExtension,
     ...(deps.rateLimit ? { quotaOf: deps.rateLimit.quotaOf } : {}),
   })

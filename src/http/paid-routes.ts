@@ -16,10 +16,11 @@ export interface PaidRoutesOptions {
   /** The caller's rate-limit account (src/http/rate-limit.ts); absent: no rate limit. */
   quotaOf?: (c: Context) => ClientQuota
   /**
-   * The headers every response of the app carries (security and CORS: `precomputedHeaders` in
-   * security.ts), which the paid routes' own Responses must carry too; none when absent.
+   * The headers every response of the app carries (security and CORS: `recordFor` of
+   * `precomputedHeaders` in security.ts), which the paid routes' own Responses must carry too;
+   * none when absent.
    */
-  responseHeaders?: () => Promise<Readonly<Record<string, string>>>
+  responseHeaders?: (c: Context) => Promise<Readonly<Record<string, string>>>
 }
 
 /**
@@ -28,7 +29,8 @@ export interface PaidRoutesOptions {
  * checks each character of each value in JavaScript (`webidl.converters.ByteString`): for the
  * 6 KiB `PAYMENT-REQUIRED` of `/hash` (bazaar schemas, signed offers) about 0.1 ms, a third of
  * the unpaid 402 (bench/README.md, "Paid calls against the peer"). Node still checks every
- * value when it writes them. Headers set with `c.header()` before the handler are not added:
+ * value when it writes them. Headers set with `c.header()` before the handler are not added, and
+ * the app sets none before these handlers (`selfServed` in security.ts):
  * `common` carries the app's own.
  */
 function plainResponse(
@@ -136,14 +138,14 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
           ...(extensions ? { extensions } : {}),
           ...(options.quotaOf ? { quota: options.quotaOf(c) } : {}),
         })
-        return plainResponse(successBody(result.bytes), 200, await common(), {
+        return plainResponse(successBody(result.bytes), 200, await common(c), {
           ...requestIdHeader(c),
           'payment-response': settlementHeader(settlement),
           'cache-control': 'no-store',
         })
       } catch (error) {
         const failure = toHttpFailure(error)
-        return plainResponse(JSON.stringify(failure.body), failure.status, await common(), {
+        return plainResponse(JSON.stringify(failure.body), failure.status, await common(c), {
           ...requestIdHeader(c),
           ...lowerCased(failure.headers),
         })

@@ -86,3 +86,55 @@ describe('precomputedHeaders', () => {
     expect(Object.keys(actual).length).toBeGreaterThan(10)
   })
 })
+
+describe('precomputedHeaders with selfServed routes', () => {
+  /** `/own` answers with recordFor(c) in its own plain headers; `/limited` is refused before it. */
+  function selfServing() {
+    const hono = new Hono()
+    const direct = [securityHeaders(), corsPolicy()]
+    const common = precomputedHeaders(direct, {
+      selfServed: (c) =>
+        c.req.method === 'POST' && ['/own', '/limited', '/fails'].includes(c.req.path),
+    })
+    hono.use(common)
+    hono.use('/limited', async (c) =>
+      c.json({ ok: false }, 429, { 'Cache-Control': 'no-store', 'X-Frame-Options': 'SAMEORIGIN' }),
+    )
+    let seenBefore: string | null = 'unset'
+    hono.post('/own', async (c) => {
+      // What the middleware set before the handler: nothing.
+      seenBefore = c.res.headers.get('x-content-type-options')
+      return new Response('{}', { status: 402, headers: { ...(await common.recordFor(c)) } })
+    })
+    hono.post('/fails', () => {
+      throw new Error('boom')
+    })
+    hono.onError((_, c) => c.json({ ok: false }, 500))
+    hono.get('/json', (c) => c.json({ ok: true }))
+    return { hono, seenBefore: () => seenBefore }
+  }
+
+  it('sets nothing before a self-served handler, whose own Response carries exactly the usual headers', async () => {
+    const { hono, seenBefore } = selfServing()
+    const usual = Object.fromEntries((await hono.request('/json')).headers)
+    const own = Object.fromEntries((await hono.request('/own', { method: 'POST' })).headers)
+    expect(seenBefore()).toBeNull()
+    const { 'content-type': _json, ...withoutType } = usual
+    expect(own).toEqual({ ...withoutType, 'content-type': 'text/plain;charset=UTF-8' })
+  })
+
+  it('adds the headers after an answer made elsewhere on a self-served path, keeping its own values', async () => {
+    const { hono } = selfServing()
+    const usual = Object.fromEntries((await hono.request('/json')).headers)
+    const limited = await hono.request('/limited', { method: 'POST' })
+    expect(limited.status).toBe(429)
+    expect(Object.fromEntries(limited.headers)).toEqual({
+      ...usual,
+      'cache-control': 'no-store',
+      'x-frame-options': 'SAMEORIGIN',
+    })
+    const failed = await hono.request('/fails', { method: 'POST' })
+    expect(failed.status).toBe(500)
+    expect(Object.fromEntries(failed.headers)).toEqual(usual)
+  })
+})
