@@ -106,7 +106,9 @@ describe('precomputedHeaders with selfServed routes', () => {
       seenBefore = c.res.headers.get('x-content-type-options')
       return new Response('{}', { status: 402, headers: { ...(await common.recordFor(c)) } })
     })
-    hono.post('/fails', () => {
+    hono.post('/fails', async (c) => {
+      // Asked for the headers, then failed: the error handler's answer must still get them.
+      await common.recordFor(c)
       throw new Error('boom')
     })
     hono.onError((_, c) => c.json({ ok: false }, 500))

@@ -143,7 +143,8 @@ export function precomputedHeaders(
     }
     if (options.selfServed?.(c)) {
       await next()
-      if (c.get(COMMON_WRITTEN) === true) return
+      // Unless the handler failed after asking for them: the error handler made the answer.
+      if (c.get(COMMON_WRITTEN) === true && c.error === undefined) return
       for (const [name, value] of headers) if (!c.res.headers.has(name)) c.header(name, value)
       return
     }
