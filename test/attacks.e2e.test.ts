@@ -318,8 +318,26 @@ describe('a payment-identifier id belongs to its payer', () => {
   })
 })
 
+/** What a paid call with an input refused before payment answers (HTTP body, MCP failure). */
+type Refusal = { code: string; error: string; issues?: unknown }
+
+/** What safeParseUntrusted says of an object whose `length` is an object. */
+const LENGTH_MESSAGE =
+  'Invalid input: an object whose "length" member is an object or an array cannot be validated'
+
+/** The refusal a paid call gets: the case's own, else the tool code and message of its issue. */
+const refusalOf = (c: { issue: { code?: string; message: string }; paid?: Refusal }): Refusal =>
+  c.paid ?? { code: c.issue.code as string, error: c.issue.message }
+
 describe('extreme input is a 400 before payment, never a 5xx', () => {
-  const cases = [
+  const cases: {
+    name: string
+    path: string
+    mcp: string
+    body: string
+    issue: { path: string; message: string; code?: string }
+    paid?: Refusal
+  }[] = [
     {
       name: '1e400 in json-validate',
       path: '/json-validate',
@@ -343,6 +361,28 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
         message: `/input${'/0'.repeat(128)} is nested more than 128 levels deep`,
       },
     },
+    // Zod compares the `length` of an object with the array's bounds even after its type check
+    // failed, and throws when that length is an object (a 500, and a 503 on a checker thread,
+    // before src/tools/untrusted-parse.ts): checked on the calling thread (up to 1 KiB) and on a
+    // checker thread.
+    ...[
+      ['on the calling thread', '{"input":"","operations":{"length":[{"toString":true}]}}'],
+      [
+        'on a checker thread',
+        `{"input":"${'a'.repeat(2048)}","operations":{"length":{"valueOf":{},"toString":[]}}}`,
+      ],
+    ].map(([where, body]) => ({
+      name: `an operations object whose length is an object, checked ${where}`,
+      path: '/pipeline',
+      mcp: 'payload_pipeline',
+      body: body as string,
+      issue: { path: '/operations', message: LENGTH_MESSAGE },
+      paid: {
+        code: 'invalid_request',
+        error: `Invalid request: /operations ${LENGTH_MESSAGE}`,
+        issues: [{ path: '/operations', message: LENGTH_MESSAGE }],
+      },
+    })),
   ]
 
   for (const c of cases) {
@@ -357,11 +397,7 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
       const payment = await signed(svc, c.path, '{}')
       const paid = await post(svc, c.path, c.body, payment)
       expect(paid.status).toBe(400)
-      expect(await json(paid)).toMatchObject({
-        ok: false,
-        code: c.issue.code,
-        error: c.issue.message,
-      })
+      expect(await json(paid)).toMatchObject({ ok: false, ...refusalOf(c) })
       expect(facilitator().verify).toBe(before.verify)
     })
 
@@ -379,7 +415,7 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
       expect(res.status).toBe(200)
       const { result } = (await json(res)) as { result: CallToolResult }
       expect(result.isError).toBe(true)
-      expect(failureOf(result)).toMatchObject({ code: c.issue.code, error: c.issue.message })
+      expect(failureOf(result)).toMatchObject(refusalOf(c))
       expect(facilitator().verify).toBe(before.verify)
     })
   }

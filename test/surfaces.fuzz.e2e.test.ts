@@ -119,7 +119,14 @@ function expectation(tool: ToolDefinition, body: Body): Expected {
 
 /** Whether a parsed input passes the tool's schema, then its shape check. */
 function shapeOf(tool: ToolDefinition, value: unknown): Expected {
-  const parsed = tool.input.safeParse(value)
+  let parsed: ReturnType<typeof tool.input.safeParse>
+  try {
+    parsed = tool.input.safeParse(value)
+  } catch {
+    // Zod itself could not finish (an object whose `length` is an object, where a string or an
+    // array is expected: src/tools/untrusted-parse.ts); the service must refuse it as invalid.
+    return { kind: 'invalid' }
+  }
   if (!parsed.success) return { kind: 'invalid' }
   try {
     tool.check(parsed.data)

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { catalog } from '../src/tools/catalog.js'
 import { fixedEnv } from '../src/tools/test-helpers.js'
 import { type ToolDefinition, ToolError } from '../src/tools/types.js'
+import { safeParseUntrusted } from '../src/tools/untrusted-parse.js'
 import { isToolErrorCode } from './helpers/error-codes.js'
 import { echoTool } from './helpers/fakes.js'
 import { expectJsonSafe, expectPreserved } from './helpers/fuzz/checks.js'
@@ -11,7 +12,8 @@ import { FUZZ_RUNS, fuzzParameters, fuzzTimeout } from './helpers/fuzz/config.js
 import { type CaseKind, type FuzzCase, toolArbitraries, toolCases } from './helpers/fuzz/inputs.js'
 
 // Property-based fuzzing of every catalogue tool on the path the payment gate takes:
-// `tool.input.safeParse(JSON.parse(body))`, then `tool.run(parsed, env)` with a fixed clock.
+// `safeParseUntrusted(tool.input, JSON.parse(body))` (Zod's safeParse, src/tools/untrusted-parse.ts),
+// then `tool.run(parsed, env)` with a fixed clock.
 // FUZZ_RUNS cases per tool (1,000 in `npm test`, 10,000 in `npm run fuzz`), FUZZ_SEED to replay.
 
 /** Bodies longer than this (characters of JSON text) are run once, not twice. */
@@ -25,7 +27,7 @@ function runCase(
   text: string,
 ): { outcome: Outcome; result?: unknown; error?: ToolError } {
   const input: unknown = JSON.parse(text)
-  const parsed = tool.input.safeParse(input)
+  const parsed = safeParseUntrusted(tool.input, input)
   if (!parsed.success) {
     expect(parsed.error.issues.length).toBeGreaterThan(0)
     return { outcome: 'rejected' }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import canonicalize from 'canonicalize'
 import { toInputIssues } from '../tools/input-issues.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
+import { safeParseUntrusted } from '../tools/untrusted-parse.js'
 import { frame, unframe } from './framed.js'
 import {
   type CheckOutcome,
@@ -160,15 +161,16 @@ export function readFields(task: FieldsTask): FieldsOutcome {
 }
 
 /**
- * Checks a parsed input against a tool: its Zod schema, then its shape check, then its RFC 8785
- * form, framed with its SHA-256. Never throws.
+ * Checks a parsed input against a tool: its Zod schema ({@link safeParseUntrusted}), then its
+ * shape check, then its RFC 8785 form, framed with its SHA-256. Never throws: a ToolError of the
+ * check is `refused`, anything else thrown (a fault of our own code) is `crash`.
  *
  * @example readCheckReply(checkValue(hashTool, { input: 'abc' })) // { status: 'ok', bytes, digest }
  */
 export function checkValue(tool: ToolDefinition, input: unknown): CheckReply {
-  const parsed = tool.input.safeParse(input)
-  if (!parsed.success) return { status: 'invalid', issues: toInputIssues(parsed.error) }
   try {
+    const parsed = safeParseUntrusted(tool.input, input)
+    if (!parsed.success) return { status: 'invalid', issues: toInputIssues(parsed.error) }
     tool.check(parsed.data)
     return canonicalFrame(parsed.data)
   } catch (error) {

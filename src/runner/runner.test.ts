@@ -361,6 +361,7 @@ describe('the input checker (checker threads)', () => {
           'pipeline',
           `{"input":${'['.repeat(400)}${']'.repeat(400)},"operations":[{"type":"sha256"}]}`,
         ],
+        ['pipeline', '{"input":"","operations":{"length":[{"toString":true}]}}'],
         ['hash', pad('{"input":"x"}', INLINE_CHECK_BYTES)],
         ['hash', pad('{"input":"x"}', INLINE_CHECK_BYTES + 1)],
       ]
@@ -387,6 +388,25 @@ describe('the input checker (checker threads)', () => {
       status: 'invalid',
       issues: [{ path: '/input', message: 'Invalid input: expected string, received number' }],
     })
+  })
+
+  it('refuses an object whose length is an object, where a string or an array is expected, as invalid at its path (Zod throws on it)', async () => {
+    const small = '{"input":"","operations":{"length":[{"toString":true}]}}'
+    const large = `{"input":"${'a'.repeat(2000)}","operations":{"length":{"valueOf":{},"toString":{}}}}`
+    for (const body of [small, large]) {
+      expect(await check('pipeline', body)).toEqual({
+        status: 'invalid',
+        issues: [
+          {
+            path: '/operations',
+            message:
+              'Invalid input: an object whose "length" member is an object or an array cannot be validated',
+          },
+        ],
+      })
+    }
+    // The checker thread still serves.
+    expect(await check('hash', '{"input":1}')).toMatchObject({ status: 'invalid' })
   })
 
   it("refuses what the tool would refuse for its shape, with the tool's code: 1e400, 200,000 levels", async () => {

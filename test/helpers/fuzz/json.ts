@@ -136,6 +136,7 @@ export const nastyKey: fc.Arbitrary<string> = fc.oneof(
       'prototype',
       '__defineGetter__',
       'valueOf',
+      'toString',
       'toJSON',
       '$ref',
       '$id',
@@ -177,6 +178,14 @@ export const nastyNode: fc.Arbitrary<JsonNode> = fc.letrec<{ node: JsonNode }>((
       arbitrary: fc
         .array(fc.tuple(nastyKey, tie('node')), { maxLength: 4 })
         .chain((entries) => withDuplicate(entries)),
+      weight: 1,
+    },
+    // An object that a length check takes for a string or an array: Zod compares its `length`
+    // with a number even after the type check failed (src/tools/untrusted-parse.ts).
+    {
+      arbitrary: tie('node').map(
+        (length): JsonNode => ({ t: 'obj', entries: [['length', length]] }),
+      ),
       weight: 1,
     },
   ),
