@@ -37,3 +37,37 @@ export function table(head: string[], rows: (string | number)[][]): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n')
 }
+
+/** The ratios ours / peer of one figure over interleaved rounds (see {@link roundRatios}). */
+export interface RoundRatios {
+  /** Median of the rounds' ratios; undefined when no round has one. */
+  median?: number
+  /** The table cell: `median (rounds min to max)`, or why there is no ratio. */
+  cell: string
+}
+
+/**
+ * Per-round ratios ours / peer of one figure (round i of `ours` against round i of `peer`), their
+ * median and range, as the peer section prints them. A round whose peer figure is 0 (a latency
+ * under autocannon's resolution of a whole millisecond) has no ratio rather than NaN or Infinity.
+ *
+ * @example roundRatios([2, 6], [1, 2]).cell // '2.50 (rounds 2.00 to 3.00)'
+ * @example roundRatios([0, 1], [0, 0]).cell // "n/a (the peer's figure is 0 in every round)"
+ */
+export function roundRatios(ours: number[], peer: number[]): RoundRatios {
+  const ratios = ours.flatMap((value, i) => {
+    const base = peer[i] ?? 0
+    return base > 0 ? [value / base] : []
+  })
+  if (ratios.length === 0) return { cell: "n/a (the peer's figure is 0 in every round)" }
+  const fixed = (v: number) => v.toFixed(2)
+  const m = median(ratios)
+  const skipped =
+    ratios.length < ours.length
+      ? `; ${ratios.length} of ${ours.length} rounds, the peer's figure being 0 in the others`
+      : ''
+  return {
+    median: m,
+    cell: `${fixed(m)} (rounds ${fixed(Math.min(...ratios))} to ${fixed(Math.max(...ratios))}${skipped})`,
+  }
+}

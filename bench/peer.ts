@@ -58,7 +58,7 @@ import { createService } from '../src/service.js'
 import { createTelemetry } from '../src/telemetry/index.js'
 import { hashTool } from '../src/tools/hash.js'
 import { listen } from './http.js'
-import { median, table } from './measure.js'
+import { median, roundRatios, table } from './measure.js'
 
 const CONNECTIONS = 10
 const BODY = JSON.stringify({ input: 'abc' })
@@ -611,15 +611,9 @@ function report(
     const ours = find('ours', status)
     const peer = find('peer', status)
     if (ours.length === 0) return
-    const perRound = ours.map((s, i) => of(s) / of(peer[i] as Sample))
-    const m = median(perRound)
-    ratios.set(label, m)
-    rows.push([
-      label,
-      format(median(ours.map(of))),
-      format(median(peer.map(of))),
-      `${ratio(m)} (rounds ${ratio(Math.min(...perRound))} to ${ratio(Math.max(...perRound))})`,
-    ])
+    const perRound = roundRatios(ours.map(of), peer.map(of))
+    if (perRound.median !== undefined) ratios.set(label, perRound.median)
+    rows.push([label, format(median(ours.map(of))), format(median(peer.map(of))), perRound.cell])
   }
   const rps = (v: number) => Math.round(v).toLocaleString('en-US')
   const ms = (v: number) => `${v} ms`

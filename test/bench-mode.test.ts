@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { roundRatios } from '../bench/measure.js'
 import { assertFigures, benchMode, pick } from '../bench/mode.js'
 
 // bench/mode.ts: `npm run bench -- --smoke` runs every section briefly and checks its figures;
@@ -32,5 +33,24 @@ describe('bench modes', () => {
   it('runs in CI after npm test', () => {
     const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8')
     expect(ci.indexOf('npm run bench -- --smoke')).toBeGreaterThan(ci.indexOf('npm test\n'))
+  })
+
+  it("gives the peer section's ratios per round, never NaN or Infinity when the peer's figure is 0", () => {
+    expect(roundRatios([2, 6, 3], [1, 2, 2])).toEqual({
+      median: 2,
+      cell: '2.00 (rounds 1.50 to 3.00)',
+    })
+    // A smoke run on an idle machine: both p50 latencies of the unpaid 402 were 0 ms (CI, 26 Nov).
+    expect(roundRatios([0], [0])).toEqual({ cell: "n/a (the peer's figure is 0 in every round)" })
+    expect(roundRatios([5, 1], [0, 2])).toEqual({
+      median: 0.5,
+      cell: "0.50 (rounds 0.50 to 0.50; 1 of 2 rounds, the peer's figure being 0 in the others)",
+    })
+    expect(() =>
+      assertFigures(
+        'peer',
+        `| a | b |\n| --- | --- |\n| p50 | 0 ms | ${roundRatios([0], [0]).cell} |`,
+      ),
+    ).not.toThrow()
   })
 })

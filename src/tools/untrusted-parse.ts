@@ -16,7 +16,7 @@ import { z } from 'zod'
  * @param value - a parsed JSON value
  * @returns the schema's own result; or, when the parse threw and the value holds an object-valued
  *   `length` member (the cause above), a failure with one `custom` issue at that member's holder
- *   (the first in document order)
+ *   (the first in document order: with several, not necessarily the one the schema measured)
  * @throws whatever the parse threw when the value holds no such member: a fault of the schema's own
  *   code (a refinement or transform), which the caller reports as a crash
  *
