@@ -17,12 +17,16 @@ interface Frame {
   key: string
 }
 
+/** The keys from the root to a frame (array indices as strings). */
+function keysOf(frame: Frame | undefined): string[] {
+  const keys: string[] = []
+  for (let f = frame; f?.parent; f = f.parent) keys.push(f.key)
+  return keys.reverse()
+}
+
 function pointerOf(frame: Frame | undefined, field: string): string {
-  const parts: string[] = []
-  for (let f = frame; f?.parent; f = f.parent) {
-    parts.push(f.key.replace(/~/g, '~0').replace(/\//g, '~1'))
-  }
-  return `${field}${parts.length ? '/' : ''}${parts.reverse().join('/')}`
+  const parts = keysOf(frame).map((key) => key.replace(/~/g, '~0').replace(/\//g, '~1'))
+  return `${field}${parts.length ? '/' : ''}${parts.join('/')}`
 }
 
 /**
@@ -131,4 +135,32 @@ export function assertFiniteNumbers(value: unknown, field: string): void {
       stack.push({ value: child, depth: frame.depth + 1, parent: frame, key })
     }
   }
+}
+
+/**
+ * The path (keys from the root, array indices as strings) of the first object, in document order,
+ * whose own `length` member is an object or an array; undefined when there is none. Such a value
+ * is what makes a Zod length check throw (src/tools/untrusted-parse.ts). Iterative, like
+ * {@link inspectJson}: any nesting depth the JSON parser accepted, in time linear in the value.
+ *
+ * @example objectLengthPath({ a: [1, { length: [] }] }) // ['a', '1']
+ */
+export function objectLengthPath(value: unknown): string[] | undefined {
+  const stack: Frame[] = [{ value, depth: 0, parent: undefined, key: '' }]
+  for (let frame = stack.pop(); frame; frame = stack.pop()) {
+    const current = frame.value
+    if (current === null || typeof current !== 'object') continue
+    const entries = Array.isArray(current)
+      ? current.map((child, i): [string, unknown] => [String(i), child])
+      : Object.entries(current)
+    if (!Array.isArray(current) && Object.hasOwn(current, 'length')) {
+      const length = (current as { length: unknown }).length
+      if (typeof length === 'object' && length !== null) return keysOf(frame)
+    }
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i] as [string, unknown]
+      stack.push({ value: child, depth: frame.depth + 1, parent: frame, key })
+    }
+  }
+  return undefined
 }

@@ -50,7 +50,7 @@ describe('safeParseUntrusted', () => {
     const schema = z.object({ a: z.array(z.unknown()), b: z.array(z.string().min(1)) })
     const value = { a: [1, { c: [{ length: 2 }] }], b: [{ length: { toString: 0 } }] }
     expect(issuesOf(safeParseUntrusted(schema, value))).toEqual([
-      { code: 'custom', path: ['b', 0], message: MESSAGE },
+      { code: 'custom', path: ['b', '0'], message: MESSAGE },
     ])
   })
 

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { objectLengthPath } from './json-value.js'
 
 /**
  * `schema.safeParse(value)` for a value from outside (a request body, MCP arguments): a value
@@ -16,7 +17,8 @@ import { z } from 'zod'
  * @param value - a parsed JSON value
  * @returns the schema's own result; or, when the parse threw and the value holds an object-valued
  *   `length` member (the cause above), a failure with one `custom` issue at that member's holder
- *   (the first in document order: with several, not necessarily the one the schema measured)
+ *   ({@link objectLengthPath}: the first in document order, with several not necessarily the one
+ *   the schema measured)
  * @throws whatever the parse threw when the value holds no such member: a fault of the schema's own
  *   code (a refinement or transform), which the caller reports as a crash
  *
@@ -45,45 +47,4 @@ export function safeParseUntrusted<S extends z.ZodType>(
       ]) as z.ZodError<z.output<S>>,
     }
   }
-}
-
-/** A node of the walk, linked to its parent so that no path is copied per node. */
-interface Visit {
-  node: unknown
-  key?: PropertyKey
-  parent?: Visit
-}
-
-/**
- * The path of the first object (not an array) in document order whose own `length` member is an
- * object or an array, or undefined. Iterative, so any nesting depth the JSON parser accepted is
- * walked without recursion; time and memory linear in the value's size.
- */
-function objectLengthPath(value: unknown): PropertyKey[] | undefined {
-  const stack: Visit[] = [{ node: value }]
-  for (let visit = stack.pop(); visit !== undefined; visit = stack.pop()) {
-    const node = visit.node
-    if (typeof node !== 'object' || node === null) continue
-    if (!Array.isArray(node)) {
-      const length = (node as Record<string, unknown>).length
-      if (Object.hasOwn(node, 'length') && typeof length === 'object' && length !== null) {
-        return pathOf(visit)
-      }
-    }
-    const keys: PropertyKey[] = Array.isArray(node) ? [...node.keys()] : Object.keys(node)
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const key = keys[i] as PropertyKey
-      const child = (node as Record<PropertyKey, unknown>)[key]
-      if (typeof child === 'object' && child !== null)
-        stack.push({ node: child, key, parent: visit })
-    }
-  }
-  return undefined
-}
-
-/** The keys from the root to a visited node. */
-function pathOf(visit: Visit): PropertyKey[] {
-  const path: PropertyKey[] = []
-  for (let at: Visit | undefined = visit; at?.key !== undefined; at = at.parent) path.push(at.key)
-  return path.reverse()
 }
