@@ -4,9 +4,12 @@
  * 1. what the worker pool costs, in process: a paid call through the gate (scripted facilitator)
  *    with the tool run inline vs on the pool, the runner's round trip alone, and the structured
  *    clone of a 1 MiB input;
- * 2. the event loop and `GET /health` with and without 4 hostile calls running at once, the
- *    service in a child process (its event-loop delay measured there with
- *    `perf_hooks.monitorEventLoopDelay`), the load generator here;
+ * 2. the event loop and `GET /health` with and without hostile requests running at once (the 4
+ *    costliest paid calls, and the requests without money of issue 27: a payment header nested
+ *    3,000 deep, the same over MCP, a 956 KiB MCP `tools/list` of 90,000 `_meta` keys, unpaid 1 MB
+ *    `json-validate` bodies and junk payments), the service in a child process (its event-loop
+ *    delay measured there with `perf_hooks.monitorEventLoopDelay`), the load generator here, and an
+ *    honest paying client that must get 200 on every call;
  * 3. how long each hostile call takes to answer, alone.
  *
  * The child serves the real app, catalogue and worker pool (TOOL_WORKERS, TOOL_TIMEOUT_MS and
@@ -28,6 +31,8 @@ import autocannon from 'autocannon'
 import { loadConfig } from '../src/config.js'
 import { createApp } from '../src/http/app.js'
 import { logger } from '../src/logger.js'
+import { resolveAllowList } from '../src/mcp/dns-rebinding.js'
+import { registerMcp } from '../src/mcp/server.js'
 import { checkedInput } from '../src/runner/check.js'
 import { createToolRunner, type ToolRunner } from '../src/runner/runner.js'
 import { createTelemetry } from '../src/telemetry/index.js'
@@ -40,7 +45,7 @@ import {
   MAX_TEXT_DIFF,
   NESTED_QUANTIFIER,
 } from '../test/fixtures/hostile.js'
-import { fakeGate, inlineRunner } from '../test/helpers/fakes.js'
+import { fakeGate, fakePayload, inlineRunner } from '../test/helpers/fakes.js'
 import { listen } from './http.js'
 import { median, table, us } from './measure.js'
 import { type BenchMode, benchMode, pick } from './mode.js'
@@ -82,7 +87,7 @@ async function gateCalls(runner: ToolRunner, n: number): Promise<number> {
         tool: hash,
         transport: 'http',
         source: { body: new TextEncoder().encode('{"input":"abc"}') },
-        payment: payments[i],
+        payment: { value: payments[i] },
         resource,
       }),
     n,
@@ -185,11 +190,21 @@ async function serveChild(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-hostile-'))
   const telemetry = await createTelemetry({ dataDir, salt: 'bench-hostile-salt-000' })
   const { gate } = fakeGate({}, undefined, { runner })
+  const publicBaseUrl = 'http://127.0.0.1'
   const app = createApp({
     gate,
     tools: catalog,
-    publicBaseUrl: 'http://127.0.0.1',
+    publicBaseUrl,
     stats: () => telemetry.stats(),
+    mounts: [
+      (app) =>
+        registerMcp(app, {
+          gate,
+          tools: catalog,
+          publicBaseUrl,
+          allowList: resolveAllowList({ publicBaseUrl, allowedHosts: ['*'] }),
+        }),
+    ],
   })
   const target = await listen(app.fetch)
   const delay = monitorEventLoopDelay({ resolution: 1 })
@@ -254,7 +269,11 @@ function payer(base: string) {
       accepted = offer.accepts[0] as PaymentPayload['accepted']
       required.set(path, accepted)
     }
-    const payment: PaymentPayload = { x402Version: 2, accepted, payload: { nonce: randomUUID() } }
+    const payment: PaymentPayload = {
+      x402Version: 2,
+      accepted,
+      payload: fakePayload(accepted, randomUUID()),
+    }
     const res = await fetch(`${base}${path}`, {
       method: 'POST',
       headers: {
@@ -268,6 +287,85 @@ function payer(base: string) {
   }
 }
 
+/**
+ * The requests without money of issue 27, each as a client without a wallet sends it: a status
+ * comes back (a 402, a 400 or a 429, never a 200 nor a 5xx).
+ */
+function unpaidAttacks(base: string): { name: string; send(): Promise<number> }[] {
+  const accepted = {
+    scheme: 'exact',
+    network: 'eip155:8453',
+    amount: '1000',
+    asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    payTo: '0x0000000000000000000000000000000000000001',
+    maxTimeoutSeconds: 60,
+    extra: { name: 'USD Coin', version: '2' },
+  }
+  const deep = JSON.stringify({
+    x402Version: 2,
+    accepted: { ...accepted, junk: 'JUNK' },
+    payload: {},
+  }).replace('"JUNK"', `${'['.repeat(3000)}"${'x'.repeat(16_000)}"${']'.repeat(3000)}`)
+  const junk = JSON.stringify({
+    x402Version: 2,
+    accepted,
+    payload: {
+      authorization: { from: `0x${'ab'.repeat(20)}`, value: 'x', nonce: `0x${'cd'.repeat(32)}` },
+      signature: '0x00',
+    },
+  })
+  const mcp = (text: string) =>
+    fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+      body: text,
+    })
+  const meta = Object.fromEntries(Array.from({ length: 90_000 }, (_, i) => [`k${i}`, 0]))
+  const wide = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/list',
+    params: { _meta: meta },
+  })
+  const deepCall = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'payload_hash', arguments: { input: 'x' }, _meta: { 'x402/payment': 'P' } },
+  }).replace('"P"', deep)
+  const zeros = JSON.stringify({ value: new Array(500_000).fill(0), schema: {} })
+  const header = (json: string) => ({
+    'Content-Type': 'application/json',
+    'PAYMENT-SIGNATURE': Buffer.from(json).toString('base64'),
+  })
+  const status = async (res: Promise<Response>) => {
+    const r = await res
+    await r.arrayBuffer()
+    return r.status
+  }
+  return [
+    {
+      name: 'PAYMENT-SIGNATURE nested 3,000 deep in accepted',
+      send: () =>
+        status(fetch(`${base}/hash`, { method: 'POST', headers: header(deep), body: '{}' })),
+    },
+    { name: 'the same payment over MCP', send: () => status(mcp(deepCall)) },
+    { name: 'MCP tools/list of 956 KiB, 90,000 _meta keys', send: () => status(mcp(wide)) },
+    {
+      name: 'unpaid json-validate of 500,000 zeros',
+      send: () => status(fetch(`${base}/json-validate`, { method: 'POST', body: zeros })),
+    },
+    {
+      name: 'junk payment, "value":"x"',
+      send: () =>
+        status(fetch(`${base}/hash`, { method: 'POST', headers: header(junk), body: '{}' })),
+    },
+  ]
+}
+
 interface Phase {
   name: string
   delay: Delay
@@ -277,19 +375,29 @@ interface Phase {
   /** Sequential unpaid 402s and /stats reads during the phase: the slowest, in ms. */
   probeMaxMs: number
   honest: number[]
+  /** The honest payer's answers that were not 200: `status code`. */
+  honestFailures: string[]
   hostile: Map<string, string[]>
 }
 
-/** Runs /health load (and, when `hostile`, the 4 hostile calls and an honest caller) for `seconds`. */
-async function phase(
-  child: Child,
-  control: Child,
-  seconds: number,
-  hostile: boolean,
-): Promise<Phase> {
+/**
+ * What runs beside the /health load in a phase: nothing, the 4 costliest paid calls (issue 9), or
+ * the requests without money of issue 27; an honest payer in both hostile phases.
+ */
+type Load = 'none' | 'paid' | 'unpaid'
+
+const PHASE_NAMES: Record<Load, string> = {
+  none: 'no hostile call',
+  paid: 'the 4 costliest paid calls at once + an honest payer',
+  unpaid: 'the 5 requests without money at once + an honest payer',
+}
+
+/** Runs /health load, and the hostile `load` with an honest payer, for `seconds`. */
+async function phase(child: Child, control: Child, seconds: number, load: Load): Promise<Phase> {
   const pay = payer(child.url)
   let running = true
   const honest: number[] = []
+  const honestFailures: string[] = []
   const outcomes = new Map<string, string[]>()
   const loops: Promise<void>[] = []
   let probeMaxMs = 0
@@ -297,7 +405,7 @@ async function phase(
   await pay('/hash', { input: 'warm' })
   for (const call of HOSTILE_CALLS) await fetch(`${child.url}${call.path}`, { method: 'POST' })
   await Promise.all([child.ask('reset'), control.ask('reset')])
-  if (hostile) {
+  if (load === 'paid') {
     for (const call of HOSTILE_CALLS) {
       const list: string[] = []
       outcomes.set(call.name, list)
@@ -310,13 +418,32 @@ async function phase(
         })(),
       )
     }
+  }
+  if (load === 'unpaid') {
+    for (const attack of unpaidAttacks(child.url)) {
+      const list: string[] = []
+      outcomes.set(attack.name, list)
+      loops.push(
+        (async () => {
+          while (running) list.push(String(await attack.send()))
+        })(),
+      )
+    }
+  }
+  if (load !== 'none') {
+    // An honest payer, with a small body (checked on the main thread) and one over 1 KiB (on
+    // the paid checker lane): beside the requests without money, each must be answered 200.
+    const large = { value: new Array(600).fill(1), schema: { type: 'array' } }
     loops.push(
       (async () => {
-        while (running) {
+        for (let i = 0; running; i++) {
           const t0 = performance.now()
-          const r = await pay('/hash', { input: 'honest' })
-          if (r.status !== 200) throw new Error(`honest call answered ${r.status} ${r.code}`)
+          const r =
+            i % 2 === 0
+              ? await pay('/hash', { input: 'honest' })
+              : await pay('/json-validate', large)
           honest.push(performance.now() - t0)
+          if (r.status !== 200) honestFailures.push(`${r.status} ${r.code}`)
           await new Promise((resolve) => setTimeout(resolve, 100))
         }
       })(),
@@ -351,7 +478,7 @@ async function phase(
     control.ask<Delay>('read'),
   ])
   return {
-    name: hostile ? '4 hostile calls at once + an honest caller' : 'no hostile call',
+    name: PHASE_NAMES[load],
     delay,
     control: controlDelay,
     health: {
@@ -362,6 +489,7 @@ async function phase(
     },
     probeMaxMs,
     honest,
+    honestFailures,
     hostile: outcomes,
   }
 }
@@ -403,12 +531,26 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
   const child = await startChild('--serve')
   const control = await startChild('--control')
   try {
-    const idle = await phase(child, control, seconds, false)
-    const loaded = await phase(child, control, seconds, true)
+    const phases = [
+      await phase(child, control, seconds, 'none'),
+      await phase(child, control, seconds, 'paid'),
+      await phase(child, control, seconds, 'unpaid'),
+    ]
     const times = await alone(child, pick(mode, { full: 3, quick: 1, smoke: 1 }))
     const verdict = (value: number, target: number) =>
       `${value.toFixed(1)} ms ${value < target ? '(target met)' : `(target ${target} ms MISSED)`}`
-    const honestSorted = [...loaded.honest].sort((a, b) => a - b)
+    const honestLine = (p: Phase) => {
+      const slowest = Math.max(0, ...p.honest)
+      const answered = p.honest.length - p.honestFailures.length
+      const failures = p.honestFailures.length
+        ? `NOT 200: ${summary(p.honestFailures)}`
+        : 'every one'
+      return (
+        `- ${p.name}: ${p.honest.length} honest paid calls, ${answered} answered 200 (${failures}), ` +
+        `median ${median(p.honest).toFixed(1)} ms, slowest ${slowest.toFixed(0)} ms; ` +
+        [...p.hostile].map(([name, list]) => `${name}: ${summary(list)}`).join('; ')
+      )
+    }
     return [
       '### Pool overhead per call',
       '',
@@ -419,12 +561,14 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
       `Load average of the machine at the start: ${load.map((l) => l.toFixed(1)).join(', ')} ` +
         `(${availableParallelism()} cores, shared: delays include time the process was not scheduled).`,
       '',
-      `Service in a child process: real app, catalogue and worker pool (${child.workers} workers, ` +
-        `${child.timeoutMs} ms budget), scripted facilitator. ${seconds} s per phase; /health at ` +
-        `${HEALTH_RATE} req/s over ${HEALTH_CONNECTIONS} connections (autocannon); an unpaid 402 and ` +
-        '/stats probed in turn every 50 ms. Hostile phase: the 4 calls of test/fixtures/hostile.ts each ' +
-        'in a loop, and an honest paid /hash every 100 ms. The control is an idle Node process ' +
-        'measuring its own event-loop delay over the same time: the share of the machine.',
+      `Service in a child process: real app with /mcp, catalogue and worker pool (${child.workers} ` +
+        `workers, ${child.timeoutMs} ms budget), scripted facilitator. ${seconds} s per phase; ` +
+        `/health at ${HEALTH_RATE} req/s over ${HEALTH_CONNECTIONS} connections (autocannon); an ` +
+        'unpaid 402 and /stats probed in turn every 50 ms. The hostile phases run, each in a loop, ' +
+        'the 4 costliest paid calls of test/fixtures/hostile.ts (issue 9), or the 5 requests ' +
+        'without money of issue 27, beside an honest payer every 100 ms (/hash, and /json-validate ' +
+        'with a body over 1 KiB). The control is an idle Node process measuring its own ' +
+        'event-loop delay over the same time: the share of the machine.',
       '',
       table(
         [
@@ -437,7 +581,7 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
           '/health max',
           'slowest 402 or /stats',
         ],
-        [idle, loaded].map((p) => [
+        phases.map((p) => [
           p.name,
           verdict(p.delay.maxMs, MAX_DELAY_TARGET_MS),
           `${p.delay.p99Ms.toFixed(1)} ms`,
@@ -449,10 +593,7 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
         ]),
       ),
       '',
-      `Honest paid /hash calls during the hostile phase: ${loaded.honest.length}, median ` +
-        `${median(loaded.honest).toFixed(1)} ms, slowest ${(honestSorted.at(-1) ?? 0).toFixed(0)} ms.`,
-      '',
-      ...[...loaded.hostile].map(([name, list]) => `- ${name}: ${summary(list)}`),
+      ...phases.slice(1).map(honestLine),
       '',
       '### Each hostile call alone (time to answer, median)',
       '',

@@ -1,7 +1,8 @@
 import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { loadConfig } from './config.js'
-import { NODE_SERVER_OPTIONS } from './http/node-server.js'
+import { listen } from './http/node-server.js'
 import { logger } from './logger.js'
 import { createMetricsApp } from './metrics/index.js'
 import { createService, createServiceMetrics } from './service.js'
@@ -54,26 +55,17 @@ async function main(): Promise<void> {
   }
   // The workers load the tools before the first paid call, not during it.
   await service.runner.warm()
-  const server = serve(
+  const server = await listen(service.app.fetch, { port: config.port, hostname: config.host })
+  logger.info(
     {
-      fetch: service.app.fetch,
-      port: config.port,
-      hostname: config.host,
-      serverOptions: NODE_SERVER_OPTIONS,
+      port: (server.address() as AddressInfo).port,
+      host: config.host,
+      base: config.publicBaseUrl,
+      workers: config.toolWorkers,
+      x402_network: config.stage,
     },
-    (info) => {
-      logger.info(
-        {
-          port: info.port,
-          host: config.host,
-          base: config.publicBaseUrl,
-          workers: config.toolWorkers,
-          x402_network: config.stage,
-        },
-        'listening',
-      )
-    },
-  ) as Server
+    'listening',
+  )
   // The operator metrics on a port of their own (METRICS_PORT), e.g. on a private interface.
   const metricsServer =
     metrics && config.metricsPort !== undefined

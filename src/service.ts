@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Config } from './config.js'
 import { createFacilitators } from './facilitators/index.js'
-import { createApp, MAX_BODY_BYTES } from './http/app.js'
+import { createApp } from './http/app.js'
 import { createDrain, type Drain } from './http/drain.js'
 import { createRateLimit } from './http/rate-limit.js'
 import { createLifecycle, type Lifecycle } from './lifecycle.js'
@@ -274,7 +274,6 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
           tools: catalog,
           publicBaseUrl: config.publicBaseUrl,
           allowList: mcpAllowList,
-          maxBodyBytes: MAX_BODY_BYTES,
           ...(rateLimit ? { quotaOf: rateLimit.quotaOf } : {}),
         }),
     ],

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
@@ -8,8 +9,11 @@ import {
   appendPaymentIdentifierToExtensions,
   generatePaymentId,
 } from '@x402/extensions/payment-identifier'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import { logger } from '../src/logger.js'
+import { createMemoryGuard } from '../src/payment/guard.js'
+import { FREE_CHECK_QUEUE } from '../src/runner/runner.js'
 import type { ToolEnv } from '../src/tools/types.js'
 import { payerClient } from './helpers/clients.js'
 import { json } from './helpers/json.js'
@@ -44,6 +48,13 @@ afterAll(async () => {
 })
 
 const facilitator = () => stack.facilitators[0]?.requests ?? { verify: 0, settle: 0, supported: 0 }
+
+/** The faults of the devnet facilitator, switched on and off by the tests. */
+const faults = () => {
+  const f = stack.facilitators[0]?.faults
+  if (!f) throw new Error('no facilitator')
+  return f
+}
 
 const post = (on: RunningService, path: string, body: string, payment?: PaymentPayload | string) =>
   fetch(`${on.baseUrl}${path}`, {
@@ -98,6 +109,21 @@ async function signedMcp(name: string, args: unknown, rail: Rail = 'evm', payer 
 }
 
 const codeOf = async (res: Response) => ((await json(res)) as { code?: string }).code
+
+/** A raw MCP request of `text`, as a client would post it. */
+const mcpPost = (on: RunningService, text: string) =>
+  fetch(`${on.baseUrl}/mcp`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: text,
+  })
+
+/** The JSON-RPC error (-32600, Invalid Request) that refuses a whole MCP request. */
+const invalidRequest = (message: string) => ({
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: -32600, message },
+})
 
 /**
  * A failure envelope without its `request_id`, which must be the response's `X-Request-Id` (the
@@ -171,7 +197,7 @@ describe('one payment, a bounded number of answers', () => {
     expect(await envelope(last)).toEqual({
       ok: false,
       error:
-        'This payment was already answered 3 more times (REPLAY_LIMIT) in the last 120 seconds: its replays are used up; sign a new one',
+        'This payment was already answered 3 more times (REPLAY_LIMIT): its replays are used up; sign a new one',
       code: 'duplicate_settlement',
     })
     expect(await payToBalance(stack, 'evm')).toBe(before.balance + PRICE)
@@ -213,15 +239,7 @@ describe('one payment, a bounded number of answers', () => {
 })
 
 describe('MCP: one paid call per request', () => {
-  const rpc = (body: unknown) =>
-    fetch(`${svc.baseUrl}/mcp`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify(body),
-    })
+  const rpc = (body: unknown) => mcpPost(svc, JSON.stringify(body))
   const paidCall = (id: number, payment: PaymentPayload) => ({
     jsonrpc: '2.0',
     id,
@@ -238,15 +256,11 @@ describe('MCP: one paid call per request', () => {
     const before = { ...facilitator() }
     const res = await rpc([paidCall(1, payment), paidCall(2, payment)])
     expect(res.status).toBe(400)
-    expect(await json(res)).toEqual({
-      jsonrpc: '2.0',
-      id: null,
-      error: {
-        code: -32600,
-        message:
-          'One request carries at most one paid tools/call (this batch holds 2); nothing was verified or run. Send each paid call in its own request.',
-      },
-    })
+    expect(await json(res)).toEqual(
+      invalidRequest(
+        'One request carries at most one paid tools/call (this batch holds 2); nothing was verified or run. Send each paid call in its own request.',
+      ),
+    )
     expect(facilitator()).toEqual(before)
     // The same payment alone is a paid call like any other.
     const alone = await rpc(paidCall(3, payment))
@@ -488,12 +502,6 @@ describe('one key per authorization, whatever its spelling', () => {
 })
 
 describe('settlement in doubt, told truthfully', () => {
-  const faults = () => {
-    const f = stack.facilitators[0]?.faults
-    if (!f) throw new Error('no facilitator')
-    return f
-  }
-
   it('answers 503 settlement_unknown when the facilitator fails after receiving the settle, and settles the same payment on its retry: one transfer', async () => {
     const body = '{"input":"in doubt"}'
     const payment = await signed(svc, '/hash', body)
@@ -549,4 +557,304 @@ describe('settlement in doubt, told truthfully', () => {
       await quick.stop()
     }
   }, 60_000)
+})
+
+// Issue 27, round two: requests without money that held the service, each tried again here.
+describe('no request without money holds the service', () => {
+  /**
+   * The JSON of a real payment (without its echoed extensions) whose `accepted` carries `junk`:
+   * arrays nested `depth` deep around a 12 KB string, built as text (no recursion here either).
+   */
+  const nested = (payment: PaymentPayload, depth: number, length = 12_000): string => {
+    const { extensions: _, ...bare } = payment
+    const junk = `${'['.repeat(depth)}"${'x'.repeat(length)}"${']'.repeat(depth)}`
+    return JSON.stringify({ ...bare, accepted: { ...bare.accepted, junk: 'JUNK' } }).replace(
+      '"JUNK"',
+      junk,
+    )
+  }
+  const base64 = (text: string) => Buffer.from(text).toString('base64')
+  const paidCallText = (args: unknown, paymentJson: string) =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'payload_hash', arguments: args, _meta: { 'x402/payment': 'PAYMENT' } },
+    }).replace('"PAYMENT"', paymentJson)
+  const outOfBounds = 'The payment is out of bounds: it is nested more than 32 levels deep'
+
+  it('refuses a payment nested 1,000 to 4,000 deep in accepted at once, before any SDK function or the facilitator sees it, /health answering meanwhile (HTTP)', async () => {
+    const body = '{"input":"deep"}'
+    const payment = await signed(svc, '/hash', body)
+    const before = { ...facilitator() }
+    const started = performance.now()
+    for (const depth of [1000, 2000, 3000, 4000]) {
+      const header = base64(nested(payment, depth))
+      expect(header.length).toBeLessThan(32 * 1024)
+      const [res, health] = await Promise.all([
+        post(svc, '/hash', body, header),
+        fetch(`${svc.baseUrl}/health`),
+      ])
+      expect(health.status).toBe(200)
+      expect(res.status).toBe(402)
+      expect(await envelope(res)).toEqual({
+        ok: false,
+        error: outOfBounds,
+        code: 'invalid_payment',
+      })
+    }
+    // A bound on a hang, not a target: on bae831a these four took over 40 s of the event loop.
+    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(facilitator()).toEqual(before)
+  }, 60_000)
+
+  it('refuses the same payment in _meta["x402/payment"] at once, as a body out of bounds (MCP)', async () => {
+    const args = { input: 'deep' }
+    const payment = await signedMcp('payload_hash', args)
+    const before = { ...facilitator() }
+    const started = performance.now()
+    for (const depth of [1000, 3000]) {
+      const res = await mcpPost(svc, paidCallText(args, nested(payment, depth)))
+      expect(res.status).toBe(400)
+      expect(await json(res)).toEqual(
+        invalidRequest(
+          'The JSON-RPC body is out of bounds (tool arguments aside): it is nested more than 40 levels deep',
+        ),
+      )
+    }
+    // Within the body's bounds, the payment's own bounds apply: nested 35 deep.
+    const result = await mcpCall('payload_hash', args, JSON.parse(nested(payment, 33, 10)))
+    expect(failureOf(result)).toMatchObject({ code: 'invalid_payment', error: outOfBounds })
+    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(facilitator()).toEqual(before)
+  }, 60_000)
+
+  it('never lets unpaid input checks take paid capacity: a paid call with a body over 1 KiB gets 200 while 1 MB unpaid checks fill the free lane', async () => {
+    const heavy = JSON.stringify({ value: new Array(500_000).fill(0), schema: {} })
+    const unpaid = Array.from({ length: 12 }, () => post(svc, '/json-validate', heavy))
+    // The load this test makes: wait until the free lane is full (a hang guard bounds the wait).
+    const deadline = Date.now() + 30_000
+    while (svc.service.runner.status().checking < 1 + FREE_CHECK_QUEUE && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    const body = JSON.stringify({ value: new Array(600).fill(1), schema: { type: 'array' } })
+    expect(body.length).toBeGreaterThan(1024)
+    const payment = await signed(svc, '/json-validate', body)
+    const paid = await post(svc, '/json-validate', body, payment)
+    expect(paid.status).toBe(200)
+    const answers = await Promise.all(unpaid)
+    expect(answers.map((r) => r.status)).toEqual(new Array(12).fill(402))
+    const checks = await Promise.all(
+      answers.map(
+        async (r) => ((await json(r)) as { input_check: Record<string, unknown> }).input_check,
+      ),
+    )
+    expect(checks).toContainEqual({
+      valid: null,
+      errors: [],
+      reason:
+        'The free input check is busy: the body was not checked. A paid call checks it before its payment is verified and charges nothing if it is invalid',
+    })
+  }, 120_000)
+
+  it('charges an unpaid body a point per started 64 KiB before its free check: 1 MB over a quota of 12 is a 429 at once', async () => {
+    const tight = await startService(stack, { RATE_LIMIT_POINTS: '12' }, { env: clock })
+    try {
+      // A small body is checked for free, within the quota.
+      const small = await post(tight, '/hash', '{"input":"abc"}')
+      expect(small.status).toBe(402)
+      const heavy = JSON.stringify({ value: new Array(500_000).fill(0), schema: {} })
+      const res = await post(tight, '/json-validate', heavy)
+      expect([res.status, await codeOf(res)]).toEqual([429, 'rate_limited'])
+      expect(tight.service.runner.status().checking).toBe(0)
+    } finally {
+      await tight.stop()
+    }
+  }, 60_000)
+
+  it('reads a 956 KiB MCP tools/list holding 90,000 _meta keys off the main thread and refuses it out of bounds, four at once, /health answering meanwhile', async () => {
+    const meta = Object.fromEntries(Array.from({ length: 90_000 }, (_, i) => [`k${i}`, 0]))
+    const text = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/list',
+      params: { _meta: meta },
+    })
+    expect(text.length).toBeGreaterThan(900 * 1024)
+    expect(text.length).toBeLessThan(1024 * 1024)
+    const send = () => mcpPost(svc, text)
+    const started = performance.now()
+    const [health, ...answers] = await Promise.all([
+      fetch(`${svc.baseUrl}/health`),
+      send(),
+      send(),
+      send(),
+      send(),
+    ])
+    expect(health?.status).toBe(200)
+    // Each is read on the free lane (one thread, a queue of four): refused out of bounds, or, on
+    // a machine too slow to read four in time, refused as the lane's overload; never run.
+    const bodies = await Promise.all(answers.map(async (res) => [res.status, await json(res)]))
+    const refusal = invalidRequest(
+      'The JSON-RPC body is out of bounds (tool arguments aside): an object or array holds more than 64 members',
+    )
+    expect(bodies).toContainEqual([400, refusal])
+    for (const [status, body] of bodies) {
+      if (status === 400) expect(body).toEqual(refusal)
+      else expect([status, (body as { code?: string }).code]).toEqual([503, 'overloaded'])
+    }
+    expect(performance.now() - started).toBeLessThan(20_000)
+    // Its size is charged before it is read: 15 points over a quota of 12 is a 429, unread.
+    const tight = await startService(stack, { RATE_LIMIT_POINTS: '12' }, { env: clock })
+    try {
+      const refused = await mcpPost(tight, text)
+      expect([refused.status, await codeOf(refused)]).toEqual([429, 'rate_limited'])
+    } finally {
+      await tight.stop()
+    }
+  }, 60_000)
+
+  it('refuses a junk payment ("value":"x", a random from and nonce) before the facilitator: the facilitator stays up, and each costs its point until 429', async () => {
+    const tight = await startService(stack, { RATE_LIMIT_POINTS: '20' }, { env: clock })
+    try {
+      const body = '{"input":"junk"}'
+      const real = await signed(tight, '/hash', body)
+      const payload = real.payload as { authorization: Record<string, string>; signature: string }
+      const junk = (i: number) =>
+        encodePaymentSignatureHeader({
+          ...real,
+          payload: {
+            ...payload,
+            authorization: {
+              ...payload.authorization,
+              from: `0x${randomBytes(20).toString('hex')}`,
+              nonce: `0x${randomBytes(32).toString('hex')}`,
+              value: i % 2 ? 'x' : '1',
+            },
+          },
+        })
+      const before = { ...facilitator() }
+      const codes: unknown[] = []
+      for (let i = 0; i < 25; i++)
+        codes.push(await codeOf(await post(tight, '/hash', body, junk(i))))
+      // The 402 above took a point: 19 junk payments are answered, then the limit.
+      expect(codes).toEqual([
+        ...new Array(19).fill('invalid_payment'),
+        ...new Array(6).fill('rate_limited'),
+      ])
+      expect(facilitator()).toEqual(before)
+      expect(tight.service.link.status().state).not.toBe('unavailable')
+      expect(tight.service.link.status().facilitators.map((f) => f.state)).not.toContain('down')
+    } finally {
+      await tight.stop()
+    }
+  }, 60_000)
+
+  it('keeps a facilitator that answers 500 on one payment in service, and logs its reason and length, never its text', async () => {
+    const body = '{"input":"verify 500"}'
+    const warnings: unknown[] = []
+    const spy = vi.spyOn(logger, 'warn').mockImplementation(((...args: unknown[]) => {
+      warnings.push(args)
+    }) as never)
+    try {
+      faults().verifyFailures = 3
+      for (let i = 0; i < 3; i++) {
+        const payment = await signed(svc, '/hash', body)
+        const res = await post(svc, '/hash', body, payment)
+        expect([res.status, await codeOf(res)]).toEqual([503, 'facilitator_unavailable'])
+      }
+    } finally {
+      faults().verifyFailures = 0
+      spy.mockRestore()
+    }
+    expect(svc.service.link.status().state).not.toBe('unavailable')
+    expect(svc.service.link.status().facilitators.map((f) => f.state)).not.toContain('down')
+    const logged = JSON.stringify(warnings)
+    expect(logged).toContain('"reason":"HTTP 500"')
+    for (const payer of stack.evm.payers) {
+      expect(logged.toLowerCase()).not.toContain(payer.address.slice(2).toLowerCase())
+    }
+    expect(logged).not.toContain('fault injected')
+    // The same payment, later, is verified and settled: nothing was held against it.
+    const payment = await signed(svc, '/hash', body)
+    expect((await post(svc, '/hash', body, payment)).status).toBe(200)
+  }, 60_000)
+
+  it('answers a Solana payment at most 1 + REPLAY_LIMIT times, also once the guard window has passed', async () => {
+    let t = Date.now()
+    const guarded = await startService(stack, {}, { env: clock, guard: createMemoryGuard(() => t) })
+    try {
+      const body = '{"input":"solana, later"}'
+      const before = { balance: await payToBalance(stack, 'solana'), ...facilitator() }
+      const payment = await signed(guarded, '/hash', body, 'solana')
+      const statuses: number[] = []
+      for (let i = 0; i < 5; i++)
+        statuses.push((await post(guarded, '/hash', body, payment)).status)
+      expect(statuses).toEqual([200, 200, 200, 200, 402])
+      // 125 s later: the guard's window is over, the transaction could still land on a chain
+      // whose blockhashes do not expire; its record is kept.
+      t += 125_000
+      const later = await post(guarded, '/hash', body, payment)
+      expect([later.status, await codeOf(later)]).toEqual([402, 'duplicate_settlement'])
+      expect(await payToBalance(stack, 'solana')).toBe(before.balance + PRICE)
+      expect(facilitator().settle - before.settle).toBe(1)
+    } finally {
+      await guarded.stop()
+    }
+  }, 60_000)
+
+  it('answers a payment whose payload is nested 5,000 deep 402 over HTTP and a JSON-RPC error over MCP, never 500', async () => {
+    const body = '{"input":"deep payload"}'
+    const payment = await signed(svc, '/hash', body)
+    const deep = JSON.stringify({ ...payment, payload: 'DEEP' }).replace(
+      '"DEEP"',
+      `${'['.repeat(5000)}1${']'.repeat(5000)}`,
+    )
+    const res = await post(svc, '/hash', body, base64(deep))
+    expect([res.status, await codeOf(res)]).toEqual([402, 'invalid_payment'])
+    const rpc = await mcpPost(svc, paidCallText({ input: 'deep payload' }, deep))
+    expect(rpc.status).toBe(400)
+    expect(((await json(rpc)) as { error: { code: number } }).error.code).toBe(-32600)
+  })
+
+  it('refuses an EVM authorization valid for a year before verify', async () => {
+    const body = '{"input":"a year"}'
+    const payment = await signed(svc, '/hash', body)
+    const payload = payment.payload as { authorization: Record<string, string> }
+    const year = String(Math.floor(Date.now() / 1000) + 365 * 86400)
+    const long = {
+      ...payment,
+      payload: { ...payload, authorization: { ...payload.authorization, validBefore: year } },
+    }
+    const before = { ...facilitator() }
+    const res = await post(svc, '/hash', body, long)
+    expect(res.status).toBe(402)
+    expect(((await envelope(res)) as { error: string }).error).toMatch(
+      /^The payment is refused: the authorization is valid for 3153\d{4} s; the offer allows at most 60 s \(maxTimeoutSeconds\)$/,
+    )
+    expect(facilitator()).toEqual(before)
+  })
+
+  it('answers a re-signed copy of a settled authorization without an id 409 payment_conflict, not payment_identifier_conflict', async () => {
+    const body = '{"input":"re-signed"}'
+    const payment = await signed(svc, '/hash', body)
+    expect((await post(svc, '/hash', body, payment)).status).toBe(200)
+    const before = { ...facilitator() }
+    const signature = (payment.payload as { signature: string }).signature
+    // The same authorization with another signature (its last byte, v, flipped).
+    const v = signature.slice(-2) === '1b' ? '1c' : '1b'
+    const copy = {
+      ...payment,
+      payload: { ...payment.payload, signature: `${signature.slice(0, -2)}${v}` },
+    }
+    const res = await post(svc, '/hash', body, copy)
+    expect(res.status).toBe(409)
+    expect(await envelope(res)).toEqual({
+      ok: false,
+      error:
+        'This authorization was already presented with another signature; nothing was charged. Sign a new payment',
+      code: 'payment_conflict',
+    })
+    expect(facilitator()).toEqual(before)
+  })
 })

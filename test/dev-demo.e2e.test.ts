@@ -56,6 +56,12 @@ afterAll(async () => {
 }, 60_000)
 
 describe('npm run dev', () => {
+  it('pays for every tool on both rails, each call answered 200: the service listens once its workers are ready', () => {
+    const paid = lines.filter((l) => /^ {2}\d{3} \//.test(l))
+    expect(paid).toHaveLength(16)
+    expect(paid.filter((l) => !l.startsWith('  200 '))).toEqual([])
+  })
+
   it('prints the landing page as a URL, not as a macOS open command', () => {
     expect(lines).toContain(
       `  http://127.0.0.1:${port}/  (the landing page with live figures: open it in a browser)`,

@@ -275,7 +275,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
     expect(settled.size).toBe(1)
     expect(used.map((r) => r.status)).toEqual([402, 402, 402, 402])
     expect(((await json(used[0] as Response)) as { message?: string; error: string }).error).toBe(
-      'This payment was already answered 3 more times (REPLAY_LIMIT) in the last 120 seconds: its replays are used up; sign a new one',
+      'This payment was already answered 3 more times (REPLAY_LIMIT): its replays are used up; sign a new one',
     )
     const after = await snapshot()
     expect(after.evm - before.evm).toBe(PRICE)

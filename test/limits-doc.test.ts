@@ -4,11 +4,20 @@ import { describe, expect, it } from 'vitest'
 import { CONFIG_DEFAULTS, DERIVED_DEFAULTS } from '../src/config.js'
 import { SERVICE_ERROR_CODES } from '../src/descriptions/errors.js'
 import { MAX_BODY_BYTES } from '../src/http/app.js'
+import { HEADERS_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from '../src/http/node-server.js'
 import { RATE_LIMIT_POLICY } from '../src/http/rate-limit.js'
 import { MAX_RECOMPUTES_IN_FLIGHT } from '../src/http/receipts.js'
+import type { JsonBounds } from '../src/json-bounds.js'
 import { MAX_TIMEOUT_SECONDS } from '../src/payment/facilitator.js'
 import { DUPLICATE_WINDOW_MS } from '../src/payment/guard.js'
+import {
+  CLOCK_SKEW_SECONDS,
+  PAYMENT_BOUNDS,
+  SOLANA_TRANSACTION_LIFETIME_SECONDS,
+} from '../src/payment/payment-shape.js'
 import { MAX_RECEIPT_CHARS, OFFER_VALIDITY_SECONDS } from '../src/receipts/index.js'
+import { MESSAGE_BOUNDS } from '../src/runner/messages.js'
+import { FREE_CHECK_QUEUE } from '../src/runner/runner.js'
 import {
   CLOSE_FLUSH_TIMEOUT_MS,
   STATS_CACHE_MS,
@@ -137,10 +146,12 @@ describe('docs/limits.md', () => {
       row('Worst case of a paid call', `at most half of ${MAX_TIMEOUT_SECONDS} s`),
     )
     expect(doc).toMatch(
-      row('Reuse of a payment', `${DUPLICATE_WINDOW_MS / 1000} s`, '', '`duplicate_settlement`'),
-    )
-    expect(doc).toMatch(
-      row('Replay of a settled call', `${DUPLICATE_WINDOW_MS / 1000} s`, '', '`200`'),
+      row(
+        'Replay of a settled call',
+        `${DUPLICATE_WINDOW_MS / 1000} s after it settled (as above), at most ${CONFIG_DEFAULTS.REPLAY_LIMIT} times in all`,
+        '`REPLAY_LIMIT`',
+        '`200`',
+      ),
     )
     expect(doc).toMatch(
       row(
@@ -168,16 +179,48 @@ describe('docs/limits.md', () => {
     )
     expect(doc).toMatch(
       row(
-        'Worst case of a paid call: input check + verify + wait + run + settle',
+        'Worst case of a paid call: wait for a checker thread + input check + verify + wait + run + settle',
         `at most half of ${MAX_TIMEOUT_SECONDS} s`,
       ),
     )
+    expect(doc).toMatch(
+      row(
+        'Reuse of a payment',
+        `${DUPLICATE_WINDOW_MS / 1000} s after it was sent to settlement, and for as long as the payment could be presented (an EIP-3009 \`validBefore\` + ${CLOCK_SKEW_SECONDS} s; a Solana transaction ${SOLANA_TRANSACTION_LIFETIME_SECONDS} s + ${CLOCK_SKEW_SECONDS} s)`,
+      ),
+    )
+    expect(doc).toMatch(row('Free input checks of unpaid bodies', `1 + ${FREE_CHECK_QUEUE}`))
+  })
+
+  it('states the bounds of what arrives before any payment is verified', () => {
+    const bounds = (b: JsonBounds) =>
+      `depth ${b.depth}, ${count(b.nodes)} values, ${b.members} members per object or array`
+    expect(doc).toMatch(
+      row(
+        "A PaymentPayload's JSON",
+        `${bounds(PAYMENT_BOUNDS)}, ${count(PAYMENT_BOUNDS.string)} characters per string`,
+        '',
+        '`invalid_payment` (402)',
+      ),
+    )
+    expect(doc).toMatch(
+      row(
+        "An EIP-3009 authorization's validity",
+        `\`maxTimeoutSeconds\` + ${CLOCK_SKEW_SECONDS} s of clock skew`,
+        '',
+        '`invalid_payment` (402), before verify',
+      ),
+    )
+    expect(doc).toMatch(row("An MCP request's JSON-RPC", bounds(MESSAGE_BOUNDS), '', 'HTTP 400'))
+    expect(doc).toMatch(row("Time to send a request's head", ms(HEADERS_TIMEOUT_MS)))
+    expect(doc).toMatch(row('Time to send a whole request', ms(REQUEST_TIMEOUT_MS)))
+    expect(doc).toMatch(row('Connections open at once', count(MAX_CONNECTIONS)))
   })
 
   it('states the rate limits with their variables and config defaults', () => {
     expect(doc).toMatch(
       row(
-        'Unpaid requests per client',
+        'Points per client, per window',
         String(CONFIG_DEFAULTS.RATE_LIMIT_POINTS),
         '`RATE_LIMIT_POINTS`',
         '`rate_limited` (429)',

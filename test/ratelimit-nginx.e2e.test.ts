@@ -8,6 +8,7 @@ import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Cluster, startCluster } from '../src/devnet/cluster.js'
 import { type PrivateRedis, startPrivateRedis } from '../src/devnet/redis.js'
+import { fakePayload } from './helpers/fakes.js'
 
 // Rate limits on free work behind the shipped nginx (deploy/nginx.conf): two instances as
 // separate processes with TRUST_PROXY_HOPS=1, sharing a private Redis (a fresh redis-server, so
@@ -151,32 +152,47 @@ describe('rate limits behind nginx (TRUST_PROXY_HOPS=1, shared Redis)', () => {
     }
   })
 
-  it('never limits a paid call, even from a client over the limit', async () => {
+  it('gives a paying client its points back on every instance: a client that pays is never locked out, one over the limit is refused before its payment is read', async () => {
+    const from = '127.0.0.3'
     const unpaid = await send(front('/hash'), {
       method: 'POST',
-      from: '127.0.0.3',
+      from,
       headers: { 'Content-Type': 'application/json' },
       body: '{"input":"abc"}',
     })
     expect(unpaid.status).toBe(402)
     const required = decodePaymentRequiredHeader(String(unpaid.headers['payment-required']))
-    for (let i = 0; i < POINTS; i++) await send(front('/stats'), { from: '127.0.0.3' })
-    expect((await send(front('/stats'), { from: '127.0.0.3' })).status).toBe(429)
-    for (const nonce of ['p1', 'p2']) {
-      const payment = encodePaymentSignatureHeader({
-        x402Version: 2,
-        resource: required.resource,
-        accepted: required.accepts[0] as (typeof required.accepts)[number],
-        payload: { signature: `0x${nonce}`, nonce },
-      })
-      const paid = await send(front('/hash'), {
+    const accepted = required.accepts[0] as (typeof required.accepts)[number]
+    const pay = (nonce: string) =>
+      send(front('/hash'), {
         method: 'POST',
-        from: '127.0.0.3',
-        headers: { 'Content-Type': 'application/json', 'PAYMENT-SIGNATURE': payment },
+        from,
+        headers: {
+          'Content-Type': 'application/json',
+          'PAYMENT-SIGNATURE': encodePaymentSignatureHeader({
+            x402Version: 2,
+            resource: required.resource,
+            accepted,
+            payload: fakePayload(accepted, nonce),
+          }),
+        },
         body: '{"input":"abc"}',
       })
+    // One point left of POINTS, then two paid calls: each takes its point and gives it back with
+    // two more, in the Redis every instance counts in.
+    for (let i = 0; i < POINTS - 2; i++) await send(front('/stats'), { from })
+    for (const nonce of ['p1', 'p2']) {
+      const paid = await pay(nonce)
       expect(paid.status, paid.body).toBe(200)
       expect(paid.headers['payment-response']).toBeTruthy()
+      // The reward is a Redis write after the answer: let it land before the next count.
+      await new Promise((resolve) => setTimeout(resolve, 200))
     }
+    const free: number[] = []
+    for (let i = 0; i < 6; i++) free.push((await send(front('/stats'), { from })).status)
+    expect(free).toEqual([200, 200, 200, 200, 200, 429])
+    const refused = await pay('p3')
+    expect(refused.status).toBe(429)
+    expect(JSON.parse(refused.body)).toMatchObject({ code: 'rate_limited' })
   })
 })

@@ -119,27 +119,45 @@ describe('rate limit in the app', () => {
     expect((await send('/health')).status).not.toBe(429)
   })
 
-  it('never refuses a fresh payment, even over the limit, and gives back two points per settled one', async () => {
-    const { post, paid, calls, settle } = setup(2)
+  it('never limits a client that pays for what it calls: each settled payment gives its points back and two more', async () => {
+    const { post, paid, calls, settle } = setup(3)
+    for (let i = 0; i < 30; i++) {
+      expect((await post()).status).toBe(402)
+      const res = await paid(`p${i}`)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('payment-response')).toBeTruthy()
+      await settle()
+    }
+    expect(calls.settle).toBe(30)
+    // 30 × (1 + 1 - 3) points: the client has credit left for its free requests.
+    for (let i = 0; i < 3; i++) expect((await post()).status).toBe(402)
+  })
+
+  it('refuses a request with a payment over the limit before it is read: 429, nothing checked, verified or run', async () => {
+    const { post, paid, calls, runner } = setup(2)
     expect([(await post()).status, (await post()).status, (await post()).status]).toEqual([
       402, 402, 429,
     ])
-    for (const nonce of ['p1', 'p2', 'p3']) {
-      const res = await paid(nonce)
-      expect(res.status).toBe(200)
-      expect(res.headers.get('payment-response')).toBeTruthy()
-    }
-    expect(calls.settle).toBe(3)
-    // 3 points used of 2, then 3 × 2 given back: the client reads prices again.
-    await settle()
-    expect([(await post()).status, (await post()).status]).toEqual([402, 402])
+    const refused = await paid('late')
+    expect([refused.status, (await json(refused)).code]).toEqual([429, 'rate_limited'])
+    expect([runner.checks, calls.verify, runner.runs]).toEqual([2, 0, 0])
   })
 
-  it('charges a point before answering a payment refused before verify or a replay: over the limit, 429 and nothing runs', async () => {
+  it('charges a paid request a point per started 64 KiB of its body before reading it', async () => {
+    const { post, paid } = setup(20)
+    const big = JSON.stringify({ text: 'a', pad: 'x'.repeat(5 * 65536) })
+    const refused = await post({ 'PAYMENT-SIGNATURE': 'not base64!' }, big)
+    expect([refused.status, (await json(refused)).code]).toEqual([402, 'invalid_payment'])
+    // 6 points for that body; 14 left, used by 14 unpaid requests without a body.
+    for (let i = 0; i < 14; i++) expect((await post({}, '')).status).toBe(402)
+    expect((await paid('next')).status).toBe(429)
+  })
+
+  it('charges every paid request before it is answered, a refused payment, a replay and a conflict too: over the limit, 429 and nothing runs', async () => {
     const { post, paid, settle, calls, fake, runner } = setup(3)
     const junk = await post({ 'PAYMENT-SIGNATURE': 'not base64!' })
     expect([junk.status, (await json(junk)).code]).toEqual([402, 'invalid_payment'])
-    expect((await paid('same')).status).toBe(200) // settled: two points back
+    expect((await paid('same')).status).toBe(200) // settled: its point and two more back
     await settle()
     // The same payment again: an idempotent replay (200, no second settlement), yet a point.
     expect((await paid('same')).status).toBe(200)
@@ -149,7 +167,7 @@ describe('rate limit in the app', () => {
       '{"text":"b"}',
     )
     expect([other.status, (await json(other)).code]).toEqual([402, 'duplicate_settlement'])
-    // 1 + 1 + 1 - 2 = 1 of 3 used: two more requests, then the limit.
+    // 1 + 1 + 1 + 1 - 3 = 1 of 3 used: two more requests, then the limit.
     expect((await post()).status).toBe(402)
     expect((await post()).status).toBe(402)
     const replay = await paid('same')
@@ -158,47 +176,48 @@ describe('rate limit in the app', () => {
     expect(Number(replay.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(runner.runs).toBe(2)
 
-    // Over the limit, a fresh payment is still heard (it may be good); one the facilitator
-    // rejects costs a point after its answer.
+    // A payment the facilitator rejects has paid its point: the next is refused before verify.
     const refusing = setup(1, { verify: async () => ({ isValid: false, invalidReason: 'nope' }) })
-    for (const nonce of ['r1', 'r2', 'r3']) {
-      const res = await refusing.paid(nonce)
-      expect([res.status, (await json(res)).code]).toEqual([402, 'payment_verification_failed'])
-    }
-    await refusing.settle()
-    expect((await refusing.post()).status).toBe(429)
+    const rejected = await refusing.paid('r1')
+    expect([rejected.status, (await json(rejected)).code]).toEqual([
+      402,
+      'payment_verification_failed',
+    ])
+    expect((await refusing.paid('r2')).status).toBe(429)
+    expect(refusing.calls.verify).toBe(1)
   })
 
-  it('limits MCP requests without a payment with an HTTP 429, and never a paid tools/call', async () => {
-    const { rpc, mcpCall, pay, calls } = setup(3)
+  it('charges every MCP request before reading it, and gives a settled paid call its point back with two more', async () => {
+    const { rpc, mcpCall, pay, calls, settle } = setup(4)
     const statuses = [
       (await rpc({ method: 'initialize', params: initialize })).status,
       (await rpc({ method: 'tools/list' })).status,
       (await mcpCall()).status,
     ]
     expect(statuses).toEqual([200, 200, 200])
-    const refused = await rpc({ method: 'tools/list' })
-    expect([refused.status, await json(refused)]).toEqual([
-      429,
-      {
-        ...ENVELOPE,
-        error: ENVELOPE.error.replace('5 per', '3 per'),
-        request_id: refused.headers.get('x-request-id'),
-      },
-    ])
-    expect((await mcpCall()).status).toBe(429)
-
     const res = await mcpCall(await pay(0, 'm1'))
     expect(res.status).toBe(200)
     const { result } = (await json(res)) as { result: { isError?: boolean } }
     expect(result.isError).toBeFalsy()
     expect(calls.settle).toBe(1)
+    await settle()
+    // 4 - 3 - 1 + 3: three more requests, then the limit.
+    for (let i = 0; i < 3; i++) expect((await rpc({ method: 'tools/list' })).status).toBe(200)
+    const refused = await rpc({ method: 'tools/list' })
+    expect([refused.status, await json(refused)]).toEqual([
+      429,
+      {
+        ...ENVELOPE,
+        error: ENVELOPE.error.replace('5 per', '4 per'),
+        request_id: refused.headers.get('x-request-id'),
+      },
+    ])
+    expect((await mcpCall(await pay(0, 'm2'))).status).toBe(429)
 
-    // A junk MCP payment costs a point before it is answered; over the limit its answer is
-    // rate_limited (an isError result: the HTTP request itself was admitted).
-    const fresh = setup(1)
+    // A junk MCP payment costs its request's point; over the limit the request is refused whole.
+    const fresh = setup(2)
     const codes: unknown[] = []
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 2; i++) {
       const junk = await fresh.mcpCall({ x402Version: 2, junk: true })
       expect(junk.status).toBe(200)
       const body = (await json(junk)) as {
@@ -206,8 +225,9 @@ describe('rate limit in the app', () => {
       }
       codes.push(body.result._meta['payload-tools/failure']?.code)
     }
-    expect(codes).toEqual(['invalid_payment', 'rate_limited', 'rate_limited'])
-    expect((await fresh.rpc({ method: 'tools/list' })).status).toBe(429)
+    expect(codes).toEqual(['invalid_payment', 'invalid_payment'])
+    expect((await fresh.mcpCall({ x402Version: 2, junk: true })).status).toBe(429)
+    expect(fresh.calls.verify).toBe(0)
   })
 })
 

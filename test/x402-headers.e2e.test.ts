@@ -165,7 +165,7 @@ describe('malformed PAYMENT-SIGNATURE headers on the devnet', () => {
       res,
       body,
       'invalid_payment',
-      'The payment is not a valid x402 v2 PaymentPayload: Invalid literal value, expected 2 at x402Version',
+      'The payment is not a valid x402 v2 PaymentPayload of scheme exact: Invalid input: expected 2 at x402Version',
       'invalid_payload',
     )
   })
@@ -216,23 +216,25 @@ describe('malformed PAYMENT-SIGNATURE headers on the devnet', () => {
     [
       'an expired authorization (validBefore in the past)',
       () => ({ validAfter: nowSeconds() - 600, validBefore: nowSeconds() - 60 }),
-      'invalid_exact_evm_payload_authorization_valid_before',
+      'the authorization has expired (validBefore)',
     ],
     [
       'a not-yet-valid authorization (validAfter in the future)',
-      () => ({ validAfter: nowSeconds() + 3600, validBefore: nowSeconds() + 7200 }),
-      'invalid_exact_evm_payload_authorization_valid_after',
+      () => ({ validAfter: nowSeconds() + 3600, validBefore: nowSeconds() + 30 }),
+      'the authorization is not valid yet (validAfter)',
     ],
-  ])('refuses %s after the facilitator says why', async (_name, window, reason) => {
+    [
+      'an authorization valid for a year',
+      () => ({ validAfter: nowSeconds() - 600, validBefore: nowSeconds() + 365 * 86400 }),
+      /^the authorization is valid for 3153\d{4} s; the offer allows at most 60 s \(maxTimeoutSeconds\)$/,
+    ],
+  ])('refuses %s before the facilitator is asked', async (_name, window, reason) => {
     const header = await handSigned({ from: evmKey(0), signer: evmKey(0), ...window() })
-    const { res, body } = await sendRefused(header, 1)
-    expect402(
-      res,
-      body,
-      'payment_verification_failed',
-      `The facilitator rejected the payment: ${reason}`,
-      reason,
-    )
+    const { res, body } = await sendRefused(header, 0)
+    const detail = String(body.error).replace(/^The payment is refused: /, '')
+    if (typeof reason === 'string') expect(detail).toBe(reason)
+    else expect(detail).toMatch(reason)
+    expect402(res, body, 'invalid_payment', `The payment is refused: ${detail}`, 'invalid_payload')
   })
 
   it('refuses an authorization from one payer signed with another key', async () => {

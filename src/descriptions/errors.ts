@@ -5,6 +5,7 @@ import {
   GuardUnavailableError,
   InvalidInputError,
   InvalidJsonError,
+  PaymentConflictError,
   PaymentIdentifierConflictError,
   PaymentInProgressError,
   PaymentRequiredError,
@@ -12,7 +13,7 @@ import {
   ShuttingDownError,
 } from '../payment/errors.js'
 import { currentRequestId } from '../request-context.js'
-import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
+import { CheckTimeoutError, OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import { TelemetryUnavailableError } from '../telemetry/types.js'
 import { ToolError } from '../tools/types.js'
 
@@ -100,7 +101,7 @@ export const SERVICE_ERROR_CODES = {
   invalid_payment: {
     status: 402,
     meaning:
-      'The payment could not be decoded, is over 32 KiB, or matches none of the offered rails (the message names the field).',
+      'The payment could not be decoded, is over 32 KiB or its bounds, is not an x402 v2 PaymentPayload of scheme exact (no member of its own), matches none of the offered rails, or its authorization is of another amount or payee, expired, or valid for longer than maxTimeoutSeconds (the message names the field); refused before the facilitator is asked.',
   },
   payment_verification_failed: {
     status: 402,
@@ -110,12 +111,17 @@ export const SERVICE_ERROR_CODES = {
   duplicate_settlement: {
     status: 402,
     meaning:
-      'The same payment (or your own payment-identifier id) was sent to settlement in the last 120 seconds for a different call (tool or input), its settlement failed, or its replays are used up (REPLAY_LIMIT, 3 by default); sign a new payment. The same call is otherwise replayed (200, original PAYMENT-RESPONSE).',
+      'The same payment (or your own payment-identifier id) was already sent to settlement for a different call (tool or input), its settlement failed, or its replays are used up (REPLAY_LIMIT, 3 by default, in all); sign a new payment. A payment stays on record for at least 120 s and for as long as it could be presented (Solana: 300 s). The same call is otherwise replayed (200, original PAYMENT-RESPONSE).',
   },
   payment_in_progress: {
     status: 409,
     meaning:
       'The same payment (or payment-identifier id) is held by a call still in progress; nothing was charged by this request. Retry after Retry-After (1 s) to get its result.',
+  },
+  payment_conflict: {
+    status: 409,
+    meaning:
+      'The same authorization (EIP-3009 payer and nonce, or Solana transaction message) was already presented with another signature; nothing was verified or charged. Sign a new payment.',
   },
   payment_identifier_conflict: {
     status: 409,
@@ -132,6 +138,11 @@ export const SERVICE_ERROR_CODES = {
     meaning: 'The body does not match the tool input schema; `issues` lists JSON Pointers.',
   },
   invalid_json: { status: 400, meaning: 'The body is not valid JSON.' },
+  input_check_timeout: {
+    status: 400,
+    meaning:
+      'Checking the input (parse, schema, limits) did not finish within its time budget (TOOL_TIMEOUT_MS); the payment was not verified and nothing was charged. Send a smaller or simpler input.',
+  },
   tool_timeout: {
     status: 400,
     meaning:
@@ -146,7 +157,7 @@ export const SERVICE_ERROR_CODES = {
   rate_limited: {
     status: 429,
     meaning:
-      'Too many unpaid requests from this client (RATE_LIMIT_POINTS per RATE_LIMIT_DURATION_S, 120 per 60 s by default); a refused payment or a replay costs a point too, a fresh payment is never refused and a settled one gives two points back. Retry after Retry-After seconds; RateLimit-Policy and RateLimit state the quota.',
+      'Too many requests without money from this client (RATE_LIMIT_POINTS per RATE_LIMIT_DURATION_S, 120 per 60 s by default): every request costs a point per started 64 KiB of body before any work, a paid one too; a settled payment gives its points back and two more, so a client paying for what it calls is never limited. Retry after Retry-After seconds; RateLimit-Policy and RateLimit state the quota.',
   },
   facilitator_unavailable: {
     status: 503,
@@ -280,11 +291,15 @@ function describe(error: unknown): Failure {
   if (error instanceof MethodNotAllowedError) {
     return fail(error.code, error.message, {}, { allow: error.allow })
   }
-  if (error instanceof ToolTimeoutError) return fail(error.code, error.message)
+  if (error instanceof ToolTimeoutError || error instanceof CheckTimeoutError) {
+    return fail(error.code, error.message)
+  }
   if (error instanceof PaymentInProgressError || error instanceof SettlementUnknownError) {
     return fail(error.code, error.message, {}, { retryAfterSeconds: error.retryAfterSeconds })
   }
-  if (error instanceof PaymentIdentifierConflictError) return fail(error.code, error.message)
+  if (error instanceof PaymentIdentifierConflictError || error instanceof PaymentConflictError) {
+    return fail(error.code, error.message)
+  }
   if (
     error instanceof FacilitatorUnavailableError ||
     error instanceof GuardUnavailableError ||

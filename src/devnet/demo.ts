@@ -13,11 +13,10 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { serve } from '@hono/node-server'
 import { getBase58Decoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
 import { loadConfig } from '../config.js'
-import { NODE_SERVER_OPTIONS } from '../http/node-server.js'
+import { listen } from '../http/node-server.js'
 import { logger } from '../logger.js'
 import { configuredRails } from '../payment/rails.js'
 import { createService } from '../service.js'
@@ -51,17 +50,9 @@ async function main(): Promise<void> {
     ...(config.telemetryRetentionDays ? { retentionDays: config.telemetryRetentionDays } : {}),
   })
   const service = createService(config, { telemetry })
-  const { app } = service
-  const server = serve({
-    fetch: app.fetch,
-    port: config.port,
-    hostname: config.host,
-    serverOptions: NODE_SERVER_OPTIONS,
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve)
-    server.once('error', reject)
-  })
+  // The pool is ready before the service says it is: the first demo calls would wait for it.
+  await service.runner.warm()
+  const server = await listen(service.app.fetch, { port: config.port, hostname: config.host })
   const base = config.publicBaseUrl
   const evmPayer = stack.evm.payers[0]
   const svmPayer = stack.solana.payers[0]

@@ -47,6 +47,12 @@ export interface FacilitatorFaults {
   /** Milliseconds to wait before verifying. */
   verifyDelayMs?: number
   /**
+   * Verifies to fail with a 500 whose text quotes what the payer put in its authorization's
+   * `from` and the payload (as a facilitator that crashed on a payment it could not parse),
+   * counted down by each one.
+   */
+  verifyFailures?: number
+  /**
    * Settles to fail with a 500 after the request arrived and before anything was broadcast (a
    * facilitator that crashed on it), counted down by each one: the "outcome unknown" case whose
    * payment never moved.
@@ -141,6 +147,12 @@ export function createFacilitatorApp(
 
   app.post('/verify', async (c) => {
     await delay(faults?.verifyDelayMs)
+    if (faults?.verifyFailures) {
+      faults.verifyFailures--
+      const text = (await c.req.text()).slice(0, 400)
+      logger.info({ op: 'verify', status: 500 }, 'facilitator failed on purpose (fault)')
+      return c.json({ error: `fault injected: cannot handle ${text}` }, 500)
+    }
     return handle(c, 'verify', received, (req) =>
       facilitator.verify(req.paymentPayload, req.paymentRequirements),
     )

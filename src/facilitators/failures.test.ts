@@ -10,7 +10,14 @@ import {
 } from '@x402/core/types'
 import { afterAll, describe, expect, it } from 'vitest'
 import { FacilitatorHttpClient } from './client.js'
-import { failureKind, httpStatusOf, neverReached, shortReason } from './failures.js'
+import {
+  failureKind,
+  httpStatusOf,
+  logSafe,
+  marksDown,
+  neverReached,
+  shortReason,
+} from './failures.js'
 
 // The classifier on the errors the SDK's HTTPFacilitatorClient really throws (undici underneath),
 // and ours (node:http underneath) alike, each produced by a real socket: refused, unresolvable,
@@ -153,6 +160,48 @@ describe.each(clients)('neverReached, on the errors of %s', (_, clientOf) => {
     expect(shortReason(supported)).toBe('HTTP 401')
     expect(failureKind(await settleError(await serve(answer(403, cdp))))).toBe('unauthorized')
     expect(neverReached(supported)).toBe(false)
+  })
+})
+
+describe.each(clients)('marksDown, on the errors of %s', (_, clientOf) => {
+  const verifyError = (url: string, timeoutMs = 5_000) =>
+    clientOf({ url, timeoutMs })
+      .verify(payload, requirements)
+      .then(
+        () => expect.unreachable('verify should fail'),
+        (error: unknown) => error,
+      )
+
+  it('is true for what says the facilitator is down: refused, silent, reset, 429, 502, 503, 504, 401', async () => {
+    expect(marksDown(await verifyError(await closedUrl()))).toBe(true)
+    expect(marksDown(await verifyError(await serve(() => {}), 200))).toBe(true)
+    const reset = await serve((req) => {
+      req.resume()
+      req.on('end', () => req.socket.destroy())
+    })
+    expect(marksDown(await verifyError(reset))).toBe(true)
+    for (const status of [429, 502, 503, 504, 401]) {
+      expect([status, marksDown(await verifyError(await serve(answer(status, '{}'))))]).toEqual([
+        status,
+        true,
+      ])
+    }
+  })
+
+  it('is false for an answer about one request: a 500 (a junk payment provokes it), a 4xx, a verdict', async () => {
+    const junk = await verifyError(
+      await serve(answer(500, '{"error":"Cannot convert x to a BigInt"}')),
+    )
+    expect(marksDown(junk)).toBe(false)
+    expect(logSafe(junk)).toEqual({
+      reason: 'HTTP 500',
+      detail_chars: (junk as Error).message.length,
+    })
+    expect(marksDown(await verifyError(await serve(answer(400, '{"error":"bad"}'))))).toBe(false)
+    const verdict = await verifyError(
+      await serve(answer(400, '{"isValid":false,"invalidReason":"insufficient_funds"}')),
+    )
+    expect(marksDown(verdict)).toBe(false)
   })
 })
 

@@ -141,3 +141,45 @@ export function shortReason(error: unknown): string {
   if (code) return code
   return error instanceof Error ? error.name : typeof error
 }
+
+/**
+ * Connection-level codes after the request may have been sent: the facilitator's side went away.
+ * They say the facilitator (or the way to it) is failing, whatever the payment.
+ */
+const CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET'])
+
+/** HTTP statuses by which a facilitator says it cannot serve at all, whatever the request. */
+const DOWN_STATUSES = new Set([429, 502, 503, 504])
+
+/**
+ * Whether a failed call says the facilitator itself is down, so that its rails go to the next one
+ * and `/health` reports it: no connection, a timeout, our credentials refused, a connection
+ * dropped, or a status that says so (429, 502, 503, 504). A 500 or a malformed answer on one
+ * payment does not: a payment could provoke it, and one payment must not take a facilitator out.
+ *
+ * @example marksDown(new FacilitatorTimeoutError('verify', 4000)) // true
+ * marksDown(new Error('Facilitator verify failed (500): {"error":"…"}')) // false
+ */
+export function marksDown(error: unknown): boolean {
+  const kind = failureKind(error)
+  if (kind === 'unreachable' || kind === 'timeout' || kind === 'unauthorized') return true
+  if (kind !== 'failed') return false
+  const status = httpStatusOf(error)
+  if (status !== undefined) return DOWN_STATUSES.has(status)
+  return codesOf(error instanceof Error ? error.cause : undefined).some((code) =>
+    CONNECTION_CODES.has(code),
+  )
+}
+
+/**
+ * What may be logged of a failed facilitator call: its {@link shortReason} and the length of its
+ * message, never the text, which can quote what a payer sent.
+ *
+ * @example logSafe(new Error('Facilitator verify failed (500): {"error":"BigInt x"}')) // { reason: 'HTTP 500', detail_chars: 51 }
+ */
+export function logSafe(error: unknown): { reason: string; detail_chars: number } {
+  return {
+    reason: shortReason(error),
+    detail_chars: error instanceof Error ? error.message.length : 0,
+  }
+}

@@ -137,6 +137,26 @@ describe('the facilitator router', () => {
     }
   })
 
+  it('keeps a facilitator in service after a 500 on one payment, asks the next, and shows it degraded', async () => {
+    const failure = new Error(
+      'Facilitator verify failed (500): {"error":"Cannot convert x to a BigInt"}',
+    )
+    const a = scripted('a', { verify: () => Promise.reject(failure) })
+    const b = scripted('b')
+    const { router } = setup([a, b])
+    await router.getSupported()
+    const r0 = router.revision()
+    const { payload, requirements } = payment()
+    for (let i = 0; i < 150; i++) {
+      expect(await router.verify(payload, requirements)).toEqual({ isValid: true, payer: '0xp' })
+    }
+    expect([a.calls.verify, b.calls.verify]).toEqual([150, 150])
+    expect(states(router)).toEqual(['a.example degraded', 'b.example ok'])
+    expect(router.reports()[0]).toMatchObject({ lastError: 'HTTP 500' })
+    expect(router.revision()).toBe(r0)
+    expect(router.servedBy(SOL)).toBe('a.example')
+  })
+
   it('passes a verdict on the payment through without asking another facilitator', async () => {
     const verdict = new VerifyError(400, { isValid: false, invalidReason: 'insufficient_funds' })
     const a = scripted('a', { verify: () => Promise.reject(verdict) })

@@ -14,7 +14,7 @@ import type {
   FacilitatorReport,
   FacilitatorRoutes,
 } from '../payment/facilitator.js'
-import { failureKind, neverReached, shortReason } from './failures.js'
+import { failureKind, marksDown, neverReached, shortReason } from './failures.js'
 
 /**
  * Whether a failed call still shows the facilitator working: its verdict on the payment, or its
@@ -75,8 +75,10 @@ export interface FacilitatorRouterOptions {
  *   twice. All attempts share one FACILITATOR_TIMEOUT_MS. A settle of the same PaymentPayload
  *   object again (the SDK's one retry on `settlement_pending`) goes only to the facilitator that
  *   had it.
- * - A failed call marks its facilitator down (the next calls skip it, and the revision changes so
- *   that the link rebuilds its offers); a successful one marks it up.
+ * - A failure that says the facilitator is down (`marksDown`: no connection, a timeout, refused
+ *   credentials, a dropped connection, 429/502/503/504, or any failed `/supported`) marks it down:
+ *   the next calls skip it, and the revision changes so that the link rebuilds its offers. Any
+ *   other failure (a 500 on one payment) is recorded, not more. A successful call marks it up.
  *
  * @example
  * const router = createFacilitatorRouter({ facilitators: [{ host: 'a.example', auth: 'cdp', client }], timeoutMs: 10_000 })
@@ -158,6 +160,13 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
     const kind = failureKind(error)
     const reason = shortReason(error)
     e.recent.record(kind === 'timeout' ? 'timeout' : 'failed')
+    if (op !== 'supported' && !marksDown(error)) {
+      // It answered, but failed on this one request: recorded (the facilitator shows degraded),
+      // never taken out of service by a payment that could have provoked it.
+      e.lastError = reason
+      logger.warn({ ...who(e), op, reason }, 'facilitator failed one request; it stays in service')
+      return
+    }
     e.failuresInARow++
     e.retryAt = now() + Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (e.failuresInARow - 1))
     const news = e.up !== false || e.lastError !== reason

@@ -1,8 +1,8 @@
 import type { Context, Hono } from 'hono'
-import { type ClientQuota, MAX_PAYMENT_BYTES, type PaymentGate } from '../payment/gate.js'
+import type { ClientQuota, PaymentGate } from '../payment/gate.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { toHttpFailure } from './failures.js'
-import { readX402Header, settlementHeader } from './headers.js'
+import { settlementHeader } from './headers.js'
 import { requestIdHeader } from './request-id.js'
 
 /** Options of {@link registerPaidRoutes}. */
@@ -67,36 +67,6 @@ function lowerCased(headers: Record<string, string>): Record<string, string> {
   return lower
 }
 
-/** A `PAYMENT-SIGNATURE` as read: absent, decoded (not yet validated), or why it cannot be read. */
-type PresentedPayment =
-  | { payment: unknown; bytes?: number; problem?: undefined }
-  | { payment: null; bytes?: undefined; problem: string }
-
-/**
- * `PAYMENT-SIGNATURE` -> decoded PaymentPayload JSON and its size in bytes. The length is checked
- * before decoding (the server accepts 128 KiB of headers, so that this answer, not a bare 431,
- * reaches a client that sends too much).
- */
-function readPayment(c: Context): PresentedPayment {
-  const header = c.req.header('PAYMENT-SIGNATURE')
-  if (header === undefined) return { payment: undefined }
-  if (header.length > MAX_PAYMENT_BYTES) {
-    return {
-      payment: null,
-      problem: `PAYMENT-SIGNATURE is ${header.length} bytes; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
-    }
-  }
-  const read = readX402Header(header.trim())
-  if ('value' in read) return { payment: read.value, bytes: read.bytes }
-  return {
-    payment: null,
-    problem:
-      read.problem === 'json'
-        ? 'PAYMENT-SIGNATURE is Base64, but not of a JSON PaymentPayload'
-        : 'PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
-  }
-}
-
 /**
  * Registers `POST <tool.path>` for every catalogue entry (SPEC 4.1): 402 -> pay -> 200.
  *
@@ -123,18 +93,15 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
     }
     const extensions = options.extensionsFor?.(tool)
     app.post(tool.path, async (c) => {
-      const presented = readPayment(c)
-      const { payment, problem } = presented
+      const header = c.req.header('PAYMENT-SIGNATURE')
       try {
         const body = new Uint8Array(await c.req.arrayBuffer())
         const { result, settlement } = await gate.execute({
           tool,
           transport: 'http',
           ...(body.length > 0 ? { source: { body } } : {}),
-          payment,
-          ...(presented.bytes !== undefined ? { paymentBytes: presented.bytes } : {}),
+          ...(header !== undefined ? { payment: { header } } : {}),
           resource,
-          ...(problem !== undefined ? { paymentProblem: problem } : {}),
           ...(extensions ? { extensions } : {}),
           ...(options.quotaOf ? { quota: options.quotaOf(c) } : {}),
         })

@@ -9,7 +9,7 @@ import {
 import { RateLimitedError } from '../descriptions/errors.js'
 import { MCP_PATH } from '../descriptions/service-info.js'
 import { logger } from '../logger.js'
-import type { ClientQuota } from '../payment/gate.js'
+import type { ClientQuota } from '../payment/quota.js'
 import type { SharedRedis } from '../redis.js'
 import { clientAddress, clientBucket } from './client-address.js'
 import { toHttpFailure } from './failures.js'
@@ -60,10 +60,11 @@ export interface RateLimit {
 export const RATE_LIMIT_KEY_PREFIX = 'payload-tools:rl'
 
 /**
- * Points a settled payment gives back: the one its unpaid request cost (an x402 client reads the
- * 402 before it signs) and one more, so that a client that pays for what it calls is never limited
- * by its paid traffic, at any rate, over HTTP or MCP (where `initialize` and `tools/list` cost a
- * point each per session). The credit lasts until the window ends.
+ * Points a settled payment gives back besides what its own request was charged: the one its
+ * unpaid request cost (an x402 client reads the 402 before it signs) and one more, so that a
+ * client that pays for what it calls is never limited by its paid traffic, at any rate, over HTTP
+ * or MCP (where `initialize` and `tools/list` cost a point each per session). The credit lasts
+ * until the window ends.
  */
 export const SETTLED_PAYMENT_REWARD = 2
 
@@ -92,14 +93,15 @@ function socketAddress(c: Context): string | undefined {
  * - Counted here, one point each before the handler: every request that presents no payment: the
  *   402s of paid routes, discovery, `/stats`, `/`, 404s, preflights (a `PAYMENT-SIGNATURE` header
  *   outside a paid route buys nothing).
- * - Counted by the payment gate ({@link quotaOf}): a paid request that will not settle now costs a
- *   point, before any work when that is known (a payment refused before verify, a conflict, a
- *   replay: over the limit they get 429 and nothing runs), after the answer otherwise (a failed
- *   verify, a tool failure, a failed settlement). A fresh payment is never refused before it is
- *   verified, so a paying client is never locked out, and each settled payment gives back
- *   {@link SETTLED_PAYMENT_REWARD} points.
- * - Counted by the MCP endpoint through {@link quotaOf}: one point per JSON-RPC message, except a
- *   paid `tools/call`, which the gate counts as above.
+ * - Counted by the payment gate ({@link quotaOf}): a request to a paid route that carries a
+ *   payment costs a point per started 64 KiB of its body (`requestPoints`), before its payment is
+ *   read or its body checked: over the limit it gets 429 and nothing is done. A settled payment
+ *   gives those points back, and {@link SETTLED_PAYMENT_REWARD} more, so that a client paying for
+ *   what it calls is never locked out. An unpaid body larger than 64 KiB pays the rest of its
+ *   points before its free check.
+ * - Counted by the MCP endpoint through {@link quotaOf}: a point per started 64 KiB of the body
+ *   before it is read, and one per JSON-RPC message beyond that, except a paid `tools/call`;
+ *   given back, as above, when the request's one message is a paid call that settles.
  * - Never counted: `GET /health`, which the load balancer probes from its own address.
  * - Over the limit: 429 `rate_limited` with `Retry-After`, `RateLimit-Policy` and `RateLimit`.
  * - With Redis, the counts are shared by every instance on it (`RateLimiterRedis`). While Redis is
@@ -201,8 +203,8 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
       const key = keyOf(c)
       return {
         charge: (n = 1) => consume(key, n),
-        reward() {
-          limiter.reward(key, SETTLED_PAYMENT_REWARD).catch(failedOpen)
+        reward(refund = 0) {
+          limiter.reward(key, refund + SETTLED_PAYMENT_REWARD).catch(failedOpen)
         },
       }
     },

@@ -10,6 +10,7 @@ import {
   FAKE_SOLANA,
   type FacilitatorScript,
   fakeGate,
+  fakePayload,
   inlineRunner,
 } from '../../test/helpers/fakes.js'
 import { callArguments } from '../runner/check.js'
@@ -95,7 +96,7 @@ function paymentFor(required: PaymentRequired, index: number, nonce: string): Pa
     x402Version: 2,
     resource: required.resource,
     accepted,
-    payload: { nonce },
+    payload: fakePayload(accepted, nonce),
     ...(required.extensions ? { extensions: required.extensions } : {}),
   }
 }

@@ -17,6 +17,7 @@ import { MCP_PATH, SERVICE, serviceSummary } from '../descriptions/service-info.
 import { logger } from '../logger.js'
 import type { ClientQuota, PaymentGate } from '../payment/gate.js'
 import { networkInfo, networksInWords } from '../payment/networks.js'
+import { requestPoints } from '../payment/quota.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { mcpBazaarExtension } from './bazaar.js'
 import { type AllowList, dnsRebindingProtection, resolveAllowList } from './dns-rebinding.js'
@@ -34,8 +35,6 @@ export interface McpOptions {
   allowList?: AllowList
   /** `serverInfo.version` in the initialize result; the interface version (SPEC 9) by default. */
   version?: string
-  /** Largest accepted JSON-RPC body, in bytes (the app's body limit applies first). */
-  maxBodyBytes?: number
   /**
    * The caller's rate-limit account (src/http/rate-limit.ts): every JSON-RPC message costs a
    * point, except a paid `tools/call`, which the payment gate counts. Absent: no rate limit.
@@ -58,6 +57,8 @@ interface McpRequest {
   /** The raw body (a copy goes to the input checker for each `tools/call`). */
   bytes: Uint8Array
   quota: ClientQuota | undefined
+  /** Points its body cost that a settled paid call gives back (0 in a batch). */
+  prepaid: number
 }
 
 /** One catalogue tool as the MCP endpoint serves it, built once at start. */
@@ -143,7 +144,10 @@ export function createMcpHandler(
         tool: entry.tool,
         transport: 'mcp',
         source: { body: request.bytes.slice(), mcpRequestId: id },
-        payment: params._meta?.[PAYMENT_META_KEY],
+        ...(params._meta?.[PAYMENT_META_KEY] !== undefined
+          ? { payment: { value: params._meta[PAYMENT_META_KEY] } }
+          : {}),
+        prepaid: request.prepaid,
         resource: entry.resource,
         extensions: entry.extensions,
         ...(request.quota ? { quota: request.quota } : {}),
@@ -158,35 +162,44 @@ export function createMcpHandler(
   }
 
   /**
-   * Serves one HTTP request: counts its messages on the client's quota (a paid `tools/call` is
-   * the gate's to count), refuses more than one paid call or {@link MAX_BATCH_MESSAGES} messages,
-   * then hands the messages to a fresh MCP server and transport.
+   * Serves one HTTP request. Its body is paid for before it is read (a rate-limit point per
+   * started 64 KiB), then read where request bodies are read (runner.messages: within bounds,
+   * tool arguments aside, off this thread when it is not small; on the paid lane when it carries
+   * an x402 payment), then its messages beyond the first are counted (a paid `tools/call` is the
+   * gate's). More than one paid call or {@link MAX_BATCH_MESSAGES} messages are refused whole.
+   * Then a fresh MCP server and transport serve the messages read.
    */
   return async function handleMcp(
     bytes: Uint8Array,
     request: Request,
     quota?: ClientQuota,
   ): Promise<Response> {
-    // The transport needs the parsed messages; a body that is not JSON goes to it as it came,
-    // for its own JSON-RPC parse error.
-    const text = decoder.decode(bytes)
+    const prepaid = requestPoints(bytes.length)
+    let messages: unknown[]
     let parsedBody: unknown
     try {
-      parsedBody = JSON.parse(text)
-    } catch {
-      parsedBody = undefined
-    }
-    const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody]
-    const paid = messages.filter(isPaidCall).length
-    if (paid > 1 || messages.length > MAX_BATCH_MESSAGES) {
-      return jsonRpcError(
-        paid > 1
-          ? `One request carries at most one paid tools/call (this batch holds ${paid}); nothing was verified or run. Send each paid call in its own request.`
-          : `One request carries at most ${MAX_BATCH_MESSAGES} JSON-RPC messages (this batch holds ${messages.length}); nothing was run.`,
-      )
-    }
-    try {
-      await quota?.charge(messages.length - paid)
+      await quota?.charge(prepaid)
+      const lane = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).includes(PAID)
+        ? 'paid'
+        : 'free'
+      const read = await gate.runner.messages(bytes.slice(), lane)
+      // The transport's own answer; the parser's message may quote the body.
+      if (read.status === 'invalid_json')
+        return jsonRpcError(PARSE_ERROR, 'Parse error: Invalid JSON')
+      if (read.status === 'out_of_bounds')
+        return jsonRpcError(ErrorCode.InvalidRequest, read.message)
+      parsedBody = JSON.parse(read.json)
+      messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody]
+      const paid = messages.filter(isPaidCall).length
+      if (paid > 1 || messages.length > MAX_BATCH_MESSAGES) {
+        return jsonRpcError(
+          ErrorCode.InvalidRequest,
+          paid > 1
+            ? `One request carries at most one paid tools/call (this batch holds ${paid}); nothing was verified or run. Send each paid call in its own request.`
+            : `One request carries at most ${MAX_BATCH_MESSAGES} JSON-RPC messages (this batch holds ${messages.length}); nothing was run.`,
+        )
+      }
+      await quota?.charge(messages.length - paid - prepaid)
     } catch (error) {
       const failure = describeFailure(error)
       return Response.json(failure.body, {
@@ -199,7 +212,8 @@ export function createMcpHandler(
         },
       })
     }
-    const call: McpRequest = { bytes, quota }
+    // The request's points go back with a settled payment when its one message is the paid call.
+    const call: McpRequest = { bytes, quota, prepaid: messages.length === 1 ? prepaid : 0 }
     const server = new McpServer(
       { name: 'payload-tools', title: SERVICE.name, version },
       { instructions: serverInstructions },
@@ -215,28 +229,23 @@ export function createMcpHandler(
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      ...(options.maxBodyBytes ? { maxRequestBodySize: options.maxBodyBytes } : {}),
     })
     try {
       await server.connect(transport)
       // In JSON-response mode the Response is complete once this resolves.
-      if (parsedBody !== undefined) return await transport.handleRequest(request, { parsedBody })
-      const { url, method, headers } = request
-      return await transport.handleRequest(new Request(url, { method, headers, body: text }))
+      return await transport.handleRequest(request, { parsedBody })
     } finally {
       await server.close()
     }
   }
 }
 
-const decoder = new TextDecoder()
+/** JSON-RPC 2.0 "Parse error". */
+const PARSE_ERROR = -32700
 
-/** An HTTP 400 with a JSON-RPC "Invalid Request" error (-32600) for the whole request. */
-function jsonRpcError(message: string): Response {
-  return Response.json(
-    { jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message } },
-    { status: 400 },
-  )
+/** An HTTP 400 with a JSON-RPC error for the whole request (-32600 Invalid Request, -32700 Parse error). */
+function jsonRpcError(code: number, message: string): Response {
+  return Response.json({ jsonrpc: '2.0', id: null, error: { code, message } }, { status: 400 })
 }
 
 /** A JSON-RPC message that is a `tools/call` carrying `_meta["x402/payment"]`. */

@@ -15,13 +15,13 @@ const bounds = (env: Record<string, string>) => {
 }
 
 describe('the paid-call budget', () => {
-  it('adds the input check, verify, the longest queue wait, the run, and settle with its pending retry', () => {
+  it('adds the wait for a checker thread and the input check, verify, the longest queue wait, the run, and settle with its pending retry', () => {
     expect(
       worstPaidCallMs({ facilitatorTimeoutMs: 5_000, workers: 2, queueLimit: 4, timeoutMs: 2000 }),
-    ).toBe(2000 + 5000 + 4000 + 2000 + 10_000)
+    ).toBe(2 * 2000 + 5000 + 4000 + 2000 + 10_000)
     expect(
       worstPaidCallMs({ facilitatorTimeoutMs: 1000, workers: 3, queueLimit: 7, timeoutMs: 500 }),
-    ).toBe(500 + 1000 + 3 * 500 + 500 + 2 * 1000)
+    ).toBe(2 * 500 + 1000 + 3 * 500 + 500 + 2 * 1000)
     // Redis: the two claims before verify (2 × 2 × R) and the writes after settle (2 × R).
     expect(
       worstPaidCallMs({
@@ -31,7 +31,7 @@ describe('the paid-call budget', () => {
         timeoutMs: 100,
         guardTimeoutMs: 50,
       }),
-    ).toBe(100 + 200 + 1000 + 100 + 100 + 2000 + 100)
+    ).toBe(2 * 100 + 200 + 1000 + 100 + 100 + 2000 + 100)
     expect(worstSettleMs({ facilitatorTimeoutMs: 5000, guardTimeoutMs: 500 })).toBe(11_000)
   })
 
@@ -47,12 +47,13 @@ describe('the paid-call budget', () => {
   it('refuses a configuration whose worst case exceeds half the payment validity, naming the numbers', () => {
     expect(() =>
       assertPaidCallBudget(
-        bounds({ FACILITATOR_TIMEOUT_MS: '6000', TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '9' }),
+        bounds({ FACILITATOR_TIMEOUT_MS: '6000', TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '7' }),
       ),
     ).toThrow(
-      'A paid call could outlive its payment: the input check TOOL_TIMEOUT_MS (2000) + verify ' +
+      'A paid call could outlive its payment: the wait for a checker thread and the input check ' +
+        '2 × TOOL_TIMEOUT_MS (4000) + verify ' +
         'FACILITATOR_TIMEOUT_MS (6000) + the wait for a worker ' +
-        'max(1, ceil(TOOL_QUEUE_LIMIT 9 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (10000) + the run ' +
+        'max(1, ceil(TOOL_QUEUE_LIMIT 7 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (8000) + the run ' +
         'TOOL_TIMEOUT_MS (2000) + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (12000) ' +
         '= 32000 ms, more than half of the 60 s a payment stays valid (30000 ms). Lower ' +
         'FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
@@ -60,21 +61,21 @@ describe('the paid-call budget', () => {
     // Exactly half is accepted.
     expect(() =>
       assertPaidCallBudget(
-        bounds({ FACILITATOR_TIMEOUT_MS: '6000', TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '7' }),
+        bounds({ FACILITATOR_TIMEOUT_MS: '6000', TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '5' }),
       ),
     ).not.toThrow()
-    // The Redis guard counts: 6 × 1666 fits with the defaults (20 s), 6 × 1667 does not.
+    // The Redis guard counts: 6 × 1333 fits with the defaults (22 s), 6 × 1334 does not.
     expect(() =>
-      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 1666 }),
+      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 1333 }),
     ).not.toThrow()
     expect(() =>
-      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 1667 }),
+      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 1334 }),
     ).toThrow(
-      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(6668\) .* \+ the guard's writes after it 2 × REDIS_TIMEOUT_MS \(3334\) = 30002 ms/,
+      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(5336\) .* \+ the guard's writes after it 2 × REDIS_TIMEOUT_MS \(2668\) = 30004 ms/,
     )
     expect(() =>
       assertPaidCallBudget(bounds({ TOOL_TIMEOUT_MS: '5000', TOOL_WORKERS: '2' })),
-    ).toThrow(/= 32000 ms, more than half/)
+    ).toThrow(/= 37000 ms, more than half/)
   })
 })
 
@@ -88,22 +89,23 @@ describe('the paid-call budget with several facilitators', () => {
         timeoutMs: 2000,
         facilitators: 2,
       }),
-    ).toBe(2000 + 2 * 6000 + 4000 + 2000 + 2 * 6000)
+    ).toBe(2 * 2000 + 2 * 6000 + 4000 + 2000 + 2 * 6000)
     expect(() =>
       assertPaidCallBudget({
         ...bounds({ TOOL_WORKERS: '2', FACILITATOR_TIMEOUT_MS: '6000' }),
         facilitators: 2,
       }),
     ).toThrow(
-      'A paid call could outlive its payment: the input check TOOL_TIMEOUT_MS (2000) + verify on up to 2 ' +
+      'A paid call could outlive its payment: the wait for a checker thread and the input check ' +
+        '2 × TOOL_TIMEOUT_MS (4000) + verify on up to 2 ' +
         'facilitators 2 × FACILITATOR_TIMEOUT_MS (12000) + the wait for a ' +
         'worker max(1, ceil(TOOL_QUEUE_LIMIT 4 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (4000) + the run ' +
         'TOOL_TIMEOUT_MS (2000) + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (12000) = ' +
-        '32000 ms, more than half of the 60 s a payment stays valid (30000 ms). Lower ' +
+        '34000 ms, more than half of the 60 s a payment stays valid (30000 ms). Lower ' +
         'FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise ' +
         'TOOL_WORKERS, or list fewer facilitators in FACILITATOR_URL.',
     )
-    // Two facilitators at the default 4 s fit, with the Redis guard (27 s).
+    // Two facilitators at the default 4 s fit, with the Redis guard (29 s).
     expect(() =>
       assertPaidCallBudget({
         ...bounds({ TOOL_WORKERS: '2' }),

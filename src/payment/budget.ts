@@ -8,7 +8,7 @@ export interface PaidCallBounds {
   workers: number
   /** TOOL_QUEUE_LIMIT */
   queueLimit: number
-  /** TOOL_TIMEOUT_MS: bounds the input check and the run. */
+  /** TOOL_TIMEOUT_MS: bounds the wait for a checker thread, the input check and the run. */
   timeoutMs: number
   /** PaymentRequirements.maxTimeoutSeconds: how long the signed payment stays valid. */
   maxTimeoutSeconds: number
@@ -44,7 +44,8 @@ export function worstSettleMs(
 
 /**
  * The longest a paid call can take between receiving its payment and the end of its settlement,
- * in milliseconds: the input check (TOOL_TIMEOUT_MS), the claims of the payment's two keys
+ * in milliseconds: the wait for a checker thread and the input check (TOOL_TIMEOUT_MS each), the
+ * claims of the payment's two keys
  * (2 × 2 × REDIS_TIMEOUT_MS with Redis), verify (FACILITATOR_TIMEOUT_MS for each facilitator it
  * may try), the wait for a worker (its queue deadline, `max(1, ceil(TOOL_QUEUE_LIMIT /
  * TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS) and the settlement ({@link worstSettleMs}).
@@ -53,11 +54,11 @@ export function worstSettleMs(
  *
  * @example
  * worstPaidCallMs({ facilitatorTimeoutMs: 4000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
- * // 20000 = 2000 + 4000 + 4000 + 2000 + 8000
+ * // 22000 = 2 × 2000 + 4000 + 4000 + 2000 + 8000
  */
 export function worstPaidCallMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
   return (
-    bounds.timeoutMs +
+    2 * bounds.timeoutMs +
     4 * (bounds.guardTimeoutMs ?? 0) +
     verifyAttempts(bounds) * bounds.facilitatorTimeoutMs +
     worstQueueWaitMs(bounds) +
@@ -86,7 +87,7 @@ export function assertPaidCallBudget(bounds: PaidCallBounds): void {
       ? `verify FACILITATOR_TIMEOUT_MS (${bounds.facilitatorTimeoutMs})`
       : `verify on up to ${k} facilitators ${k} × FACILITATOR_TIMEOUT_MS (${k * bounds.facilitatorTimeoutMs})`
   throw new Error(
-    `A paid call could outlive its payment: the input check TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +
+    `A paid call could outlive its payment: the wait for a checker thread and the input check 2 × TOOL_TIMEOUT_MS (${2 * bounds.timeoutMs})` +
       `${redis ? ` + the guard's claims 4 × REDIS_TIMEOUT_MS (${4 * redis})` : ''}` +
       ` + ${verify}` +
       ` + the wait for a worker max(1, ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers})) × ` +

@@ -50,7 +50,11 @@ export async function quietly(what: string, write: () => Promise<void>): Promise
 
 /** The guard records of one call, written under all of its keys at once. */
 export interface CallRecords {
-  /** Writes `record` under every key of the call (failures logged, see {@link quietly}). */
+  /**
+   * Writes `record` under every key of the call (failures logged, see {@link quietly}): the
+   * payment's own key for `retentionMs` (how long the payment could still be presented), its id
+   * for the window.
+   */
   put(record: GuardRecord): Promise<void>
   /** Frees every key of the call. */
   release(): Promise<void>
@@ -59,12 +63,23 @@ export interface CallRecords {
 /**
  * The writes of one call's records.
  *
- * @example const records = callRecords(guard, ['id:pay_…', 'pay:5f1c…'])
+ * @param retention - the payment's own key and how long to keep it, in milliseconds
+ * @example const records = callRecords(guard, ['id:pay_…', 'pay:5f1c…'], { key: 'pay:5f1c…', ms: 300_000 })
  */
-export function callRecords(guard: SettlementGuard, keys: readonly string[]): CallRecords {
+export function callRecords(
+  guard: SettlementGuard,
+  keys: readonly string[],
+  retention: { key: string; ms: number },
+): CallRecords {
   return {
     put: async (record) => {
-      await Promise.all(keys.map((k) => quietly('put', () => guard.put(k, record))))
+      await Promise.all(
+        keys.map((k) =>
+          quietly('put', () =>
+            k === retention.key ? guard.put(k, record, retention.ms) : guard.put(k, record),
+          ),
+        ),
+      )
     },
     release: async () => {
       await Promise.all(keys.map((k) => quietly('release', () => guard.release(k))))

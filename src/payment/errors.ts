@@ -5,8 +5,11 @@ export type { InputIssue }
 
 /** The free pre-payment check added to a 402 when the unpaid request carried a body. */
 export interface InputCheck {
-  valid: boolean
+  /** Whether a paid call with this body would pass its input check; null: it was not checked. */
+  valid: boolean | null
   errors: InputIssue[]
+  /** Why the body was not checked (the free check was busy or ran out of time). */
+  reason?: string
 }
 
 /**
@@ -147,6 +150,22 @@ export class PaymentIdentifierConflictError extends Error {
   readonly code = 'payment_identifier_conflict'
   constructor(
     message = 'This payment-identifier id is held by another payment; nothing was charged. Use a new, random id',
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * The payment's own authorization (EIP-3009: its payer and nonce; Solana: its transaction message)
+ * is held by a payment with another signature: a re-signed or altered copy of a payment already
+ * presented. HTTP 409, code `payment_conflict`; nothing is verified or settled for it. Sign a new
+ * payment (a new nonce).
+ */
+export class PaymentConflictError extends Error {
+  override readonly name = 'PaymentConflictError'
+  readonly code = 'payment_conflict'
+  constructor(
+    message = 'This authorization was already presented with another signature; nothing was charged. Sign a new payment',
   ) {
     super(message)
   }

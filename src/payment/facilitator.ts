@@ -2,6 +2,7 @@ import { type FacilitatorClient, x402ResourceServer } from '@x402/core/server'
 import type { PaymentRequirements, ResourceServerExtension } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm/exact/server'
 import { ExactSvmScheme } from '@x402/svm/exact/server'
+import { shortReason } from '../facilitators/failures.js'
 import { describeError, logger } from '../logger.js'
 import { FacilitatorUnavailableError } from './errors.js'
 import { priceOn, type Rail } from './rails.js'
@@ -299,7 +300,7 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
         lastError = undefined
         return
       }
-      lastError = describeError(error)
+      lastError = shortReason(error)
     },
     status() {
       const liveNetworks = new Set(live?.liveRails.map((r) => r.network))

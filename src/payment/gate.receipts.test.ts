@@ -59,7 +59,7 @@ function setup(receipts: Receipts = createReceipts({ issuer: ISS, signingKey: ke
       ...(input === undefined
         ? {}
         : { source: { body: new TextEncoder().encode(JSON.stringify(input)) } }),
-      payment,
+      ...(payment === undefined ? {} : { payment: { value: payment } }),
       resource,
     })
   const claimsOf = async (settlement: SettleResponse) =>

@@ -1,4 +1,4 @@
-import { SettleError, VerifyError } from '@x402/core/types'
+import { FacilitatorTimeoutError, SettleError, VerifyError } from '@x402/core/types'
 import { paymentIdentifierSchema } from '@x402/extensions/payment-identifier'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -7,6 +7,7 @@ import {
   type FacilitatorScript,
   FAKE_FEE_PAYER as FEE_PAYER,
   fakeGate,
+  fakeNonceOf,
   inlineRunner,
   fakeRails as rails,
   FAKE_SOLANA as SOLANA,
@@ -17,6 +18,7 @@ import {
   FacilitatorUnavailableError,
   GuardUnavailableError,
   InvalidInputError,
+  PaymentConflictError,
   PaymentIdentifierConflictError,
   PaymentInProgressError,
   PaymentRequiredError,
@@ -24,8 +26,13 @@ import {
   ShuttingDownError,
 } from './errors.js'
 import { createFacilitatorLink } from './facilitator.js'
-import { createPaymentGate, MAX_PAYMENT_BYTES, mismatch } from './gate.js'
-import { createMemoryGuard } from './guard.js'
+import { createPaymentGate, MAX_PAYMENT_BYTES } from './gate.js'
+import { createMemoryGuard, DUPLICATE_WINDOW_MS } from './guard.js'
+import {
+  CLOCK_SKEW_SECONDS,
+  matchOffer,
+  SOLANA_TRANSACTION_LIFETIME_SECONDS,
+} from './payment-shape.js'
 
 // Unit tests of our own adapter: the facilitator is a scripted fake (test/helpers/fakes.ts).
 
@@ -41,7 +48,7 @@ function setup(
       tool: echoTool as ToolDefinition,
       transport: 'http',
       ...bodyOf(input),
-      payment,
+      ...(payment === undefined ? {} : { payment: { value: payment } }),
       resource,
     })
   return { ...fake, call }
@@ -135,7 +142,6 @@ describe('payment gate', () => {
         tool: echoTool as ToolDefinition,
         transport: 'http',
         ...bodyOf({}),
-        payment: undefined,
         resource: { url: 'x' },
       }),
     )
@@ -197,41 +203,52 @@ describe('payment gate', () => {
     const { link, pay } = setup()
     const offers = await (await link.ready()).accepts('1000')
     const { accepted } = await pay()
-    expect(mismatch(offers, { ...accepted, scheme: 'upto' })).toBe(
-      'scheme "upto" is not offered (offered: "exact")',
-    )
-    expect(mismatch(offers, { ...accepted, network: 'eip155:1' })).toBe(
+    const problem = (changed: Partial<typeof accepted>) =>
+      (matchOffer(offers, { ...accepted, ...changed }) as { problem: string }).problem
+    expect(problem({ scheme: 'upto' })).toBe('scheme "upto" is not offered (offered: "exact")')
+    expect(problem({ network: 'eip155:1' })).toBe(
       `network "eip155:1" is not offered (offered: "eip155:8453", "${SOLANA}")`,
     )
-    expect(mismatch(offers, { ...accepted, payTo: '0x0' })).toBe(
+    expect(problem({ payTo: '0x0' })).toBe(
       `payTo "0x0" is not the offered "${accepted.payTo}" for exact on eip155:8453`,
     )
-    expect(mismatch(offers, { ...accepted, maxTimeoutSeconds: 1 })).toBe(
-      'its accepted requirements (maxTimeoutSeconds or extra) differ from the offered ones',
+    expect(problem({ maxTimeoutSeconds: 1 })).toBe(
+      'maxTimeoutSeconds 1 is not the offered 60 for exact on eip155:8453',
     )
+    expect(problem({ extra: { ...accepted.extra, name: 'USDC' } })).toBe(
+      'extra.name is not the offered one for exact on eip155:8453',
+    )
+    expect(problem({ extra: { ...accepted.extra, more: 1 } })).toBe(
+      'extra.more is not the offered one for exact on eip155:8453',
+    )
+    expect(matchOffer(offers, accepted)).toEqual({ matched: offers[0] })
   })
 
-  it(`refuses a payment over ${MAX_PAYMENT_BYTES} bytes of JSON, or one that could not be read, before any facilitator call`, async () => {
+  it(`refuses a payment over its bounds or ${MAX_PAYMENT_BYTES} bytes of JSON, or one that could not be read, before any facilitator call`, async () => {
     const { call, calls, pay } = setup()
-    const payment = { ...(await pay()), padding: 'x'.repeat(MAX_PAYMENT_BYTES) }
-    const big = (await rejection(call({ text: 'a' }, payment))) as PaymentRequiredError
-    expect([big.code, big.message]).toEqual([
+    const padded = { ...(await pay()), padding: 'x'.repeat(100) }
+    const extra = (await rejection(call({ text: 'a' }, padded))) as PaymentRequiredError
+    expect([extra.code, extra.message]).toEqual([
       'invalid_payment',
-      `The payment is ${JSON.stringify(payment).length} bytes as JSON; the limit is 32 KiB`,
+      'The payment is not a valid x402 v2 PaymentPayload of scheme exact: Unrecognized key: "padding"',
     ])
+    const long = { ...(await pay()), padding: 'x'.repeat(MAX_PAYMENT_BYTES) }
+    const big = (await rejection(call({ text: 'a' }, long))) as PaymentRequiredError
+    expect(big.message).toBe('The payment is out of bounds: a string is longer than 8192')
     let deep: unknown = 1
     for (let i = 0; i < 100_000; i++) deep = [deep]
     const nested = (await rejection(
       call({ text: 'a' }, { x402Version: 2, deep }),
     )) as PaymentRequiredError
-    expect(nested.message).toBe('The payment is too deeply nested as JSON; the limit is 32 KiB')
+    expect(nested.message).toBe(
+      'The payment is out of bounds: it is nested more than 32 levels deep',
+    )
     const unread = (await rejection(
       setup().gate.execute({
         tool: echoTool as ToolDefinition,
         transport: 'http',
         ...bodyOf({ text: 'a' }),
-        payment: null,
-        paymentProblem: 'PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
+        payment: { header: '%%% not base64' },
         resource: { url: 'http://svc/echo', description: 'Echo', mimeType: 'application/json' },
       }),
     )) as PaymentRequiredError
@@ -320,7 +337,7 @@ describe('payment gate', () => {
     expect(e.code).toBe('settlement_failed')
     const timedOut = setup({
       settle: async () => {
-        throw new Error('Facilitator settle request timed out after 1000ms')
+        throw new FacilitatorTimeoutError('settle', 1000)
       },
     })
     const unknown = await rejection(timedOut.call({ text: 'a' }, await timedOut.pay()))
@@ -417,7 +434,6 @@ describe('payment gate: a JSON null body', () => {
         tool: defaults,
         transport: 'http',
         ...bodyOf(input),
-        payment: undefined,
         resource,
       })
     const unpaid = (await rejection(run(null))) as PaymentRequiredError
@@ -427,14 +443,19 @@ describe('payment gate: a JSON null body', () => {
         tool: defaults,
         transport: 'http',
         ...bodyOf(null),
-        payment: await pay(),
+        payment: { value: await pay() },
         resource,
       }),
     )
     expect(paid).toBeInstanceOf(InvalidInputError)
     // A paid HTTP call with no body at all is refused too: a JSON body is required.
     const none = await rejection(
-      gate.execute({ tool: defaults, transport: 'http', payment: await pay(0, 'n3'), resource }),
+      gate.execute({
+        tool: defaults,
+        transport: 'http',
+        payment: { value: await pay(0, 'n3') },
+        resource,
+      }),
     )
     expect(none).toMatchObject({ code: 'invalid_json', message: 'A JSON request body is required' })
     expect(calls.verify + calls.settle).toBe(0)
@@ -448,7 +469,7 @@ describe('payment gate: a JSON null body', () => {
         ),
         mcpRequestId: 7,
       },
-      payment: await pay(0, 'n2'),
+      payment: { value: await pay(0, 'n2') },
       resource,
     })
     expect(ok.result.value()).toEqual({ upper: 'X' })
@@ -528,7 +549,7 @@ describe('payment gate: idempotent replays', () => {
     // "x…" does not verify at all.
     const { call, calls, pay } = setup({
       verify: async (p) => {
-        const nonce = String((p.payload as { nonce: string }).nonce)
+        const nonce = String(fakeNonceOf(p))
         if (nonce.startsWith('x')) return { isValid: false, invalidReason: 'invalid_signature' }
         return { isValid: true, payer: nonce.startsWith('v') ? '0xVICTIM' : '0xATTACKER' }
       },
@@ -558,24 +579,25 @@ describe('payment gate: idempotent replays', () => {
     const e = (await rejection(call({ text: 'abc' }, payment))) as PaymentRequiredError
     expect(e.code).toBe('duplicate_settlement')
     expect(e.message).toBe(
-      'This payment was already answered 3 more times (REPLAY_LIMIT) in the last 120 seconds: its replays are used up; sign a new one',
+      'This payment was already answered 3 more times (REPLAY_LIMIT): its replays are used up; sign a new one',
     )
     expect(calls.settle).toBe(1)
   })
 
-  it("charges the client's quota before a replay or a refusal, and refuses with 429 (nothing runs) over the limit", async () => {
+  it("charges the client's quota before any work on a paid call, gives it back when it settles, and refuses with 429 (nothing runs) over the limit", async () => {
     const runner = inlineRunner()
-    const { gate, pay } = fakeGate({}, undefined, { runner })
-    let points = 2
-    const charged: string[] = []
-    let rewarded = 0
+    const { gate, pay, calls } = fakeGate({}, undefined, { runner })
+    let points = 3
+    const charged: number[] = []
+    const rewarded: number[] = []
     const quota = {
-      async charge() {
-        if (points-- <= 0) throw Object.assign(new Error('over'), { code: 'rate_limited' })
-        charged.push('point')
+      async charge(n = 1) {
+        if (points < n) throw Object.assign(new Error('over'), { code: 'rate_limited' })
+        points -= n
+        charged.push(n)
       },
-      reward() {
-        rewarded++
+      reward(refund = 0) {
+        rewarded.push(refund)
       },
     }
     const resource = { url: 'http://svc/echo' }
@@ -584,19 +606,43 @@ describe('payment gate: idempotent replays', () => {
         tool: echoTool as ToolDefinition,
         transport: 'http',
         ...bodyOf(input),
-        payment,
+        payment: { value: payment },
         resource,
         quota,
       })
     const payment = await pay()
     await paid(payment)
-    expect([charged.length, rewarded, runner.runs]).toEqual([0, 1, 1])
-    await paid(payment) // a replay: one point
-    expect(await rejection(paid({ junk: true }))).toMatchObject({ code: 'invalid_payment' }) // one point
-    expect([charged.length, runner.runs]).toEqual([2, 2])
-    // Over the limit: the replay is refused before it runs.
+    expect([charged, rewarded, runner.runs]).toEqual([[1], [1], 1])
+    await paid(payment) // a replay: its point, nothing given back
+    expect(await rejection(paid({ junk: true }))).toMatchObject({ code: 'invalid_payment' })
+    expect([charged, rewarded, runner.runs]).toEqual([[1, 1, 1], [1], 2])
+    // Over the limit: refused before the payment is read, checked or run.
     expect(await rejection(paid(payment))).toMatchObject({ code: 'rate_limited' })
-    expect(runner.runs).toBe(2)
+    expect([runner.runs, runner.checks, calls.verify]).toEqual([2, 2, 1])
+  })
+
+  it('charges a paid body a point per started 64 KiB before reading it', async () => {
+    const { gate, pay } = fakeGate()
+    const charged: number[] = []
+    const quota = {
+      async charge(n = 1) {
+        charged.push(n)
+      },
+      reward() {},
+    }
+    const body = new TextEncoder().encode(JSON.stringify({ text: 'a', pad: 'x'.repeat(200_000) }))
+    const error = await rejection(
+      gate.execute({
+        tool: echoTool as ToolDefinition,
+        transport: 'http',
+        source: { body },
+        payment: { value: await pay() },
+        resource: { url: 'http://svc/echo' },
+        quota,
+      }),
+    )
+    expect(error).toBeInstanceOf(InvalidInputError)
+    expect(charged).toEqual([Math.ceil(body.length / 65536)])
   })
 
   it('never compiles or runs a schema the client echoes: a hostile one is refused, ours is read by our own rules', async () => {
@@ -662,6 +708,76 @@ describe('payment gate: idempotent replays', () => {
     expect(e).toBeInstanceOf(GuardUnavailableError)
     expect(calls).toEqual({ supported: 1, verify: 0, settle: 0 })
     expect(events).toEqual([])
+  })
+})
+
+describe('payment gate: a payment is answered at most 1 + REPLAY_LIMIT times in all', () => {
+  it('answers a copy of a settled authorization signed differently 409 payment_conflict, without asking the facilitator', async () => {
+    const { call, calls, pay } = setup()
+    const payment = await pay()
+    await call({ text: 'a' }, payment)
+    const payload = payment.payload as { signature: string }
+    const resigned = { ...payment, payload: { ...payload, signature: `0x${'00'.repeat(65)}` } }
+    const e = await rejection(call({ text: 'a' }, resigned))
+    expect(e).toBeInstanceOf(PaymentConflictError)
+    expect(e).toMatchObject({
+      code: 'payment_conflict',
+      message:
+        'This authorization was already presented with another signature; nothing was charged. Sign a new payment',
+    })
+    expect(calls).toMatchObject({ verify: 1, settle: 1 })
+  })
+
+  it('keeps a settled Solana payment on record for as long as its transaction could land, past the window', async () => {
+    let t = 1_000_000
+    const guard = createMemoryGuard(() => t)
+    const { call, calls, pay } = setup({}, undefined, { guard })
+    const payment = await pay(1, 'sol')
+    await call({ text: 'a' }, payment)
+    for (let i = 0; i < 3; i++) expect((await call({ text: 'a' }, payment)).replayed).toBe(true)
+    // The guard's window passes: on a chain whose blockhashes never expire the transaction would
+    // land again; its record stays until then.
+    t += DUPLICATE_WINDOW_MS + 5_000
+    const later = (await rejection(call({ text: 'a' }, payment))) as PaymentRequiredError
+    expect(later.code).toBe('duplicate_settlement')
+    t = 1_000_000 + (SOLANA_TRANSACTION_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) * 1000 - 1000
+    expect(((await rejection(call({ text: 'a' }, payment))) as PaymentRequiredError).code).toBe(
+      'duplicate_settlement',
+    )
+    expect(calls).toMatchObject({ verify: 1, settle: 1 })
+  })
+
+  it('refuses an EVM authorization valid for longer than the offer allows, or for another amount, before verify', async () => {
+    const { call, calls, pay } = setup()
+    const withAuthorization = async (change: Record<string, string>) => {
+      const payment = await pay(0, JSON.stringify(change))
+      const payload = payment.payload as { authorization: Record<string, string> }
+      return {
+        ...payment,
+        payload: { ...payload, authorization: { ...payload.authorization, ...change } },
+      }
+    }
+    const year = String(Math.floor(Date.now() / 1000) + 365 * 86400)
+    const long = (await rejection(
+      call({ text: 'a' }, await withAuthorization({ validBefore: year })),
+    )) as PaymentRequiredError
+    expect(long.code).toBe('invalid_payment')
+    expect(long.message).toMatch(
+      /^The payment is refused: the authorization is valid for 3153\d{4} s; the offer allows at most 60 s \(maxTimeoutSeconds\)$/,
+    )
+    const junk = (await rejection(
+      call({ text: 'a' }, await withAuthorization({ value: 'x' })),
+    )) as PaymentRequiredError
+    expect(junk.message).toBe(
+      'The payment is not a valid x402 v2 PaymentPayload of scheme exact: expected an unsigned integer in decimal digits at payload.authorization.value',
+    )
+    const less = (await rejection(
+      call({ text: 'a' }, await withAuthorization({ value: '1' })),
+    )) as PaymentRequiredError
+    expect(less.message).toBe(
+      'The payment is refused: authorization.value "1" is not the price "1000"',
+    )
+    expect(calls.verify).toBe(0)
   })
 })
 

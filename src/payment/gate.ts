@@ -2,7 +2,7 @@ import type { ResourceInfo, SettleResponse } from '@x402/core/types'
 import { describeError, logger } from '../logger.js'
 import type { Receipts } from '../receipts/index.js'
 import type { CheckedInput } from '../runner/check.js'
-import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
+import { CheckTimeoutError, OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import type { JsonResult } from '../runner/json-result.js'
 import type { Admission, InputSource, ToolRunner } from '../runner/runner.js'
 import type { CheckOutcome } from '../runner/task.js'
@@ -13,6 +13,7 @@ import {
   type InputCheck,
   InvalidInputError,
   InvalidJsonError,
+  PaymentConflictError,
   PaymentIdentifierConflictError,
   PaymentInProgressError,
   PaymentRequiredError,
@@ -29,12 +30,15 @@ import {
   sameCall,
 } from './guard.js'
 import { createOffers, type Offer } from './offer.js'
-import { type PresentedPayment, readPayment } from './presented.js'
+import { CLOCK_SKEW_SECONDS } from './payment-shape.js'
+import { type PaymentSource, type PresentedPayment, readPayment } from './presented.js'
+import { type ClientQuota, requestPoints } from './quota.js'
 import { withReceipt } from './receipt.js'
 import { settlePayment } from './settle.js'
 import { verifyPayment } from './verify.js'
 
-export { MAX_PAYMENT_BYTES, mismatch } from './presented.js'
+export { MAX_PAYMENT_BYTES } from './presented.js'
+export type { ClientQuota } from './quota.js'
 
 /** Default {@link PaymentGateOptions.replayLimit} (`REPLAY_LIMIT`). */
 export const DEFAULT_REPLAY_LIMIT = 3
@@ -83,22 +87,6 @@ export interface PaymentNote {
   code?: string
 }
 
-/**
- * The caller's rate-limit account (src/http/rate-limit.ts), as the gate uses it: a paid request
- * that will not settle now costs one point, taken before any work when that is known before
- * (a refusal before verify, a replay), after otherwise; a settled payment is rewarded.
- */
-export interface ClientQuota {
-  /**
-   * Takes `points` (default 1).
-   *
-   * @throws the rate limiter's refusal (`RateLimitedError`, 429) when the client is over its limit
-   */
-  charge(points?: number): Promise<void>
-  /** A payment of this client settled: gives back what its unpaid requests cost, and a credit. */
-  reward(): void
-}
-
 /** One paid tool call, from either transport. */
 export interface PaidCall {
   tool: ToolDefinition
@@ -108,18 +96,13 @@ export interface PaidCall {
    * no body at all.
    */
   source?: InputSource
-  /** The presented PaymentPayload (decoded, not yet validated); `undefined` when none. */
-  payment: unknown
+  /** The presented payment, as its transport carries it, not yet read; absent when none. */
+  payment?: PaymentSource
   /**
-   * The size of the payment's JSON in bytes, when the transport decoded it from text (HTTP); the
-   * gate measures it otherwise.
+   * Rate-limit points the transport already took for this request's bytes (MCP charges its body
+   * before reading it); absent: the gate charges a paid call's body itself, before any work.
    */
-  paymentBytes?: number
-  /**
-   * Why a presented payment could not be read at all (HTTP: an over-long, non-Base64 or non-JSON
-   * PAYMENT-SIGNATURE); the call is refused with `invalid_payment` and this reason.
-   */
-  paymentProblem?: string
+  prepaid?: number
   /** `resource` of the PaymentRequired (url is the public endpoint URL or the MCP endpoint URL). */
   resource: ResourceInfo
   /** PaymentRequired extensions (bazaar discovery info). */
@@ -215,6 +198,11 @@ export interface PaymentGateOptions {
   /** The tools' clock, read here and passed to the worker with each call. */
   env?: ToolEnv
   /**
+   * The payments' clock, in epoch milliseconds (an authorization's validity is checked on it);
+   * default `Date.now`. Not the tools' clock: tests fix that one in the past.
+   */
+  now?: () => number
+  /**
    * Whether a settlement may start now: false once the service is shutting down and a
    * settlement (see `worstSettleMs`) could not finish before the shutdown deadline, so that no
    * payment is settled without its reply being sent. Always true when absent.
@@ -240,6 +228,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   const { link, guard, runner, payerHash } = options
   const env = options.env ?? systemEnv
   const replayLimit = options.replayLimit ?? DEFAULT_REPLAY_LIMIT
+  const now = options.now ?? Date.now
   const offerOf = createOffers(options.receipts)
 
   const emit = async (event: PaymentEvent) => {
@@ -260,41 +249,28 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       ...(code ? { code } : {}),
     })
 
-  /** A refusal before verify: it costs the client a point first (a 429 when over its limit). */
-  async function refuse(
-    call: PaidCall,
-    error: Error & { code: string },
-    network?: string,
-  ): Promise<never> {
-    await call.quota?.charge()
+  /** A refusal before verify (the call's points were taken before its work). */
+  function refuse(call: PaidCall, error: Error & { code: string }, network?: string): never {
     note(call, 'refused', network, error.code)
     throw error
   }
 
   async function execute(call: PaidCall): Promise<PaidResult> {
+    // Work on what came without money is paid for before it starts: one point per 64 KiB.
+    const charged = call.payment === undefined ? 0 : await chargeBefore(call)
     const state = await link.ready()
     const offer = await offerOf(state, call)
-    if (call.paymentProblem !== undefined) {
-      return refuse(
-        call,
-        new PaymentRequiredError(
-          'invalid_payment',
-          `The payment could not be read: ${call.paymentProblem}`,
-          await offer.refusal('invalid_payload'),
-        ),
-      )
-    }
     if (call.payment === undefined) return unpaid(call, offer)
 
     let presented: PresentedPayment
     try {
-      presented = await readPayment(call.payment, state, offer, call.paymentBytes)
+      presented = await readPayment(call.payment, state, offer, Math.floor(now() / 1000))
     } catch (error) {
       return refuse(call, error as PaymentRequiredError)
     }
     const network = presented.matched.network
     const refusedBy = <T>(step: () => T) => notingRefusal(call, network, step)
-    const checked = accepted(await refusedBy(() => runner.check(call.tool, sourceOf(call))))
+    const checked = accepted(await refusedBy(() => runner.check(call.tool, sourceOf(call), 'paid')))
     if (!('bytes' in checked)) return refuse(call, checked, network)
 
     // A full pool refuses the call before anything is verified (nothing reserved: see admit()).
@@ -303,7 +279,22 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     const keys = [presented.identity.key]
     if (presented.id) keys.unshift(idempotencyKey(presented.id))
     const held = await refusedBy(() => claimAll(guard, keys, pendingRecord(fp, presented.identity)))
-    const ctx: Context = { call, state, offer, presented, checked, fp, admission, keys }
+    const retentionMs = Math.max(
+      DUPLICATE_WINDOW_MS,
+      (presented.validUntil + CLOCK_SKEW_SECONDS) * 1000 - now(),
+    )
+    const ctx: Context = {
+      call,
+      state,
+      offer,
+      presented,
+      checked,
+      fp,
+      admission,
+      keys,
+      charged,
+      retentionMs,
+    }
     const paid = held ? await onHeld(ctx, held.key, held.record) : await fresh(ctx)
     const settlement = await withReceipt(options.receipts, paid.settlement, {
       tool: call.tool.id,
@@ -314,6 +305,25 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       nowSeconds: paid.nowSeconds,
     })
     return { ...paid, settlement }
+  }
+
+  /**
+   * Takes a paid call's points before any work on it: one per started 64 KiB of its body
+   * ({@link requestPoints}), unless its transport took them already (`prepaid`).
+   *
+   * @returns the points this call cost, given back if its payment settles
+   * @throws the quota's refusal (429), before anything is read
+   */
+  async function chargeBefore(call: PaidCall): Promise<number> {
+    if (call.prepaid !== undefined) return call.prepaid
+    const points = requestPoints(call.source?.body.length ?? 0)
+    try {
+      await call.quota?.charge(points)
+    } catch (error) {
+      note(call, 'refused', undefined, (error as { code?: string }).code ?? 'rate_limited')
+      throw error
+    }
+    return points
   }
 
   /**
@@ -338,7 +348,11 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   async function unpaid(call: PaidCall, offer: Offer): Promise<never> {
     let inputCheck: InputCheck | undefined
     if (call.source && call.source.body.length > 0) {
-      inputCheck = inputCheckOf(await runner.check(call.tool, call.source))
+      // The request's first point is taken where it arrived; a large body pays for its check.
+      if (call.prepaid === undefined) {
+        await call.quota?.charge(requestPoints(call.source.body.length) - 1)
+      }
+      inputCheck = await freeCheck(call.tool, call.source)
     }
     throw new PaymentRequiredError(
       'payment_required',
@@ -348,10 +362,36 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     )
   }
 
+  /**
+   * The free check of an unpaid body, on the free lane: when that lane is full or the check runs
+   * out of time, the 402 is answered all the same, saying the body was not checked.
+   */
+  async function freeCheck(
+    tool: PaidCall['tool'],
+    source: InputSource,
+  ): Promise<InputCheck | undefined> {
+    try {
+      return inputCheckOf(await runner.check(tool, source, 'free'))
+    } catch (error) {
+      if (!(error instanceof OverloadedError || error instanceof CheckTimeoutError)) throw error
+      return {
+        valid: null,
+        errors: [],
+        reason:
+          error instanceof OverloadedError
+            ? 'The free input check is busy: the body was not checked. A paid call checks it before its payment is verified and charges nothing if it is invalid'
+            : "The body could not be checked within the free check's time budget. A paid call checks it before its payment is verified and charges nothing if it is invalid",
+      }
+    }
+  }
+
   /** A call whose keys are all its own: verify, run, settle. */
   async function fresh(ctx: Context): Promise<PaidResult> {
     const { call, state, presented, offer } = ctx
-    const records = callRecords(guard, ctx.keys)
+    const records = callRecords(guard, ctx.keys, {
+      key: ctx.presented.identity.key,
+      ms: ctx.retentionMs,
+    })
     const event = eventOf(ctx)
     let verdict: Awaited<ReturnType<typeof verifyPayment>>
     try {
@@ -370,7 +410,6 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     if (!verdict.valid) {
       await records.release()
       note(call, 'verify_failed', event.network, verdict.reason)
-      await chargeAfter(call)
       throw new PaymentRequiredError(
         'payment_verification_failed',
         `The facilitator rejected the payment: ${verdict.reason}`,
@@ -385,7 +424,6 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     } catch (error) {
       await records.release()
       await emit({ ...event, outcome: 'tool_failed_unsettled', payer: verdict.payer })
-      if (error instanceof ToolError || error instanceof ToolTimeoutError) await chargeAfter(call)
       throw error
     }
     return settleAndRecord(ctx, records, ran, payer, verdict.payer)
@@ -463,13 +501,12 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
           outcome: 'settled',
           payer: settledPayer ?? rawPayer,
         })
-        call.quota?.reward()
+        call.quota?.reward(ctx.charged)
         return { ...ran, settlement: outcome.settlement, inputDigest: fp.inputDigest }
       }
       case 'failed': {
         await records.put({ ...base, state: 'spent' })
         await emit({ ...event, outcome: 'settle_failed', payer: rawPayer })
-        await chargeAfter(call)
         const reason = outcome.settlement.errorReason ?? 'settlement_failed'
         throw new PaymentRequiredError(
           'settlement_failed',
@@ -496,19 +533,23 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   }
 
   /**
-   * Answers a call whose payment or `payment-identifier` id the guard holds. Every answer costs
-   * the client a point first. The holder's record is answered for only to its payer: a request
-   * presenting the very payment of the record (same authorization and signature), or one whose
-   * own payment verifies (verify, never settle) to the same payer. Anyone else gets 409
-   * `payment_identifier_conflict` whatever the tool and input, or 409 `payment_in_progress`
-   * while the record is pending, so nothing is learnt about the call that holds the id.
+   * Answers a call whose payment or `payment-identifier` id the guard holds (its points were taken
+   * before). The holder's record is answered for only to its payer: a request presenting the very
+   * payment of the record (same authorization and signature), or one whose own payment verifies
+   * (verify, never settle) to the same payer under the record's id. A copy of the record's own
+   * authorization with another signature gets 409 `payment_conflict`; anyone else 409
+   * `payment_identifier_conflict` whatever the tool and input, or 409 `payment_in_progress` while
+   * the record is pending, so nothing is learnt about the call that holds the id.
    */
   async function onHeld(ctx: Context, key: string, record: GuardRecord): Promise<PaidResult> {
     const { call, presented } = ctx
-    await call.quota?.charge()
     const network = presented.matched.network
     const samePayment =
       record.payment === presented.identity.key && record.proof === presented.identity.proof
+    if (!samePayment && key === presented.identity.key) {
+      note(call, 'refused', network, 'payment_conflict')
+      throw new PaymentConflictError()
+    }
     if (!samePayment) {
       if (record.state === 'pending') {
         note(call, 'refused', network, 'payment_in_progress')
@@ -558,10 +599,10 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
           return duplicate(
             `already paid for a different call (tool or input) in the last ${WINDOW}`,
           )
-        const count = await guard.countReplay(record.payment)
+        const count = await guard.countReplay(record.payment, ctx.retentionMs)
         if (count > replayLimit) {
           return duplicate(
-            `was already answered ${replayLimit} more times (REPLAY_LIMIT) in the last ${WINDOW}: its replays are used up`,
+            `was already answered ${replayLimit} more times (REPLAY_LIMIT): its replays are used up`,
           )
         }
         // Deterministic tools: the same tool and input give the same result. Nothing is verified
@@ -613,7 +654,10 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
       note(call, 'refused', ctx.presented.matched.network, 'payment_in_progress')
       throw inProgress()
     }
-    const records = callRecords(guard, ctx.keys)
+    const records = callRecords(guard, ctx.keys, {
+      key: ctx.presented.identity.key,
+      ms: ctx.retentionMs,
+    })
     const held: CallRecords = {
       put: (r) => records.put(r),
       // Never free a payment that may have moved: back to `unknown`.
@@ -653,6 +697,10 @@ interface Context {
   fp: CallFingerprint
   admission: Admission
   keys: string[]
+  /** Rate-limit points the call was charged before its work (given back if it settles). */
+  charged: number
+  /** How long the payment's own key stays on record once used, in milliseconds. */
+  retentionMs: number
 }
 
 /** The telemetry event of a call, before its outcome. */
@@ -662,15 +710,6 @@ function eventOf(ctx: Context): Omit<PaymentEvent, 'outcome'> {
     transport: ctx.call.transport,
     network: ctx.presented.matched.network,
     amount: ctx.presented.matched.amount,
-  }
-}
-
-/** A point charged after the answer is known; a refusal then is not worth a 429. */
-async function chargeAfter(call: PaidCall): Promise<void> {
-  try {
-    await call.quota?.charge()
-  } catch {
-    // Over the limit: the work is done; the next request of this client meets the limit.
   }
 }
 

@@ -1,10 +1,10 @@
 import type { SettleResponse } from '@x402/core/types'
 
 /**
- * How long a claim lives, and how long a settled or spent payment stays on record, in
- * milliseconds. About twice the Solana blockhash lifetime (exact SVM scheme, "Duplicate
- * Settlement Mitigation"): after it, the transaction cannot land on-chain, and an EIP-3009 nonce
- * is spent on-chain anyway. It is also the window of idempotent replays.
+ * How long a claim lives, and the shortest time a settled or spent payment stays on record, in
+ * milliseconds (about twice the Solana blockhash lifetime: exact SVM scheme, "Duplicate Settlement
+ * Mitigation"); a payment that could be presented for longer is kept longer (the `ttlMs` of
+ * {@link SettlementGuard.put}). It is also how long a `payment-identifier` id stays its payer's.
  */
 export const DUPLICATE_WINDOW_MS = 120_000
 
@@ -71,17 +71,22 @@ export interface SettlementGuard {
    * @throws {GuardUnavailableError} the shared store is unreachable
    */
   claim(key: string, record: GuardRecord): Promise<ClaimResult>
-  /** Stores `record` under `key` for the window from now (the call's later states). */
-  put(key: string, record: GuardRecord): Promise<void>
+  /**
+   * Stores `record` under `key` (the call's later states) for `ttlMs` from now, at least
+   * {@link DUPLICATE_WINDOW_MS} (the default).
+   */
+  put(key: string, record: GuardRecord, ttlMs?: number): Promise<void>
   /** Frees a key whose payment was never sent to settle (verify failed, tool failed). */
   release(key: string): Promise<void>
   /**
    * Counts one replay of the settled payment `payment` (a `PaymentIdentity.key`), whichever key
-   * (its own or an id) led to it.
+   * (its own or an id) led to it. The count lives `ttlMs` from the first replay (at least
+   * {@link DUPLICATE_WINDOW_MS}), so it outlives the payment's record: a payment is answered at most
+   * 1 + REPLAY_LIMIT times in all.
    *
-   * @returns the replays counted in the window, this one included
+   * @returns the replays counted so far, this one included
    */
-  countReplay(payment: string): Promise<number>
+  countReplay(payment: string, ttlMs?: number): Promise<number>
   /**
    * Takes an `unknown` record back for a retry of its settlement: replaces it by `next` only if it
    * is still `unknown` with the same proof, so that two retries cannot both settle.
@@ -112,8 +117,8 @@ export function sameCall(a: CallFingerprint, b: CallFingerprint): boolean {
 
 /**
  * The single-instance guard: in-process maps with time-based eviction. Its size is bounded by
- * the calls of one window ({@link DUPLICATE_WINDOW_MS}): expired entries are swept at most once a
- * second, so every operation stays O(1) amortised.
+ * the calls of the longest retention: expired entries are swept at most once a second, so every
+ * operation stays O(1) amortised.
  *
  * @param now - clock in epoch milliseconds (injected by tests)
  */
@@ -134,8 +139,8 @@ export function createMemoryGuard(now: () => number = Date.now): SettlementGuard
     const entry = records.get(key)
     return entry && entry.until > t ? entry.record : undefined
   }
-  const put = (key: string, record: GuardRecord) =>
-    records.set(key, { record, until: now() + DUPLICATE_WINDOW_MS })
+  const put = (key: string, record: GuardRecord, ttlMs = DUPLICATE_WINDOW_MS) =>
+    records.set(key, { record, until: now() + Math.max(DUPLICATE_WINDOW_MS, ttlMs) })
   return {
     async claim(key, record) {
       const t = now()
@@ -145,18 +150,18 @@ export function createMemoryGuard(now: () => number = Date.now): SettlementGuard
       put(key, record)
       return { state: 'claimed' }
     },
-    async put(key, record) {
-      put(key, record)
+    async put(key, record, ttlMs) {
+      put(key, record, ttlMs)
     },
     async release(key) {
       records.delete(key)
     },
-    async countReplay(payment) {
+    async countReplay(payment, ttlMs = DUPLICATE_WINDOW_MS) {
       const t = now()
       sweep(t)
       const entry = replays.get(payment)
       if (entry && entry.until > t) return ++entry.count
-      replays.set(payment, { count: 1, until: t + DUPLICATE_WINDOW_MS })
+      replays.set(payment, { count: 1, until: t + Math.max(DUPLICATE_WINDOW_MS, ttlMs) })
       return 1
     },
     async reclaim(key, proof, next) {

@@ -1,19 +1,26 @@
-import { PaymentPayloadV2Schema } from '@x402/core/schemas'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier'
 import { PaymentRequiredError } from './errors.js'
 import type { LiveState } from './facilitator.js'
 import { PAYMENT_IDENTIFIER_DECLARATION, paymentIdentifierOf } from './idempotency.js'
 import type { Offer } from './offer.js'
+import { decodePaymentHeader } from './payment-header.js'
 import { type PaymentIdentity, paymentIdentity } from './payment-key.js'
+import {
+  checkPayloadFor,
+  checkPaymentShape,
+  MAX_PAYMENT_BYTES,
+  matchOffer,
+  type ShapedPayment,
+} from './payment-shape.js'
+
+export { MAX_PAYMENT_BYTES } from './payment-shape.js'
 
 /**
- * Largest PaymentPayload accepted, in bytes of its JSON (32 KiB), and of the Base64
- * `PAYMENT-SIGNATURE` that carries it over HTTP. A real one, with the `accepted` requirements,
- * `resource` and bazaar `extensions` it echoes, is a few KiB; anything larger is refused before
- * it is decoded, validated or sent to the facilitator.
+ * A payment as a transport presents it: the `PAYMENT-SIGNATURE` header's text (HTTP), or the
+ * value of `_meta["x402/payment"]` (MCP), already parsed within the MCP body's bounds.
  */
-export const MAX_PAYMENT_BYTES = 32 * 1024
+export type PaymentSource = { header: string } | { value: unknown }
 
 /** A payment that passed every check the service can make before the facilitator's verify. */
 export interface PresentedPayment {
@@ -29,90 +36,60 @@ export interface PresentedPayment {
   identity: PaymentIdentity
   /** The `payment-identifier` id it carries, if any. */
   id?: string
-}
-
-/** UTF-8 size of a value's JSON; Infinity when it has none (nested too deep to serialise). */
-function jsonBytes(value: unknown): number {
-  try {
-    return Buffer.byteLength(JSON.stringify(value) ?? '')
-  } catch {
-    return Number.POSITIVE_INFINITY
-  }
-}
-
-const REQUIREMENT_FIELDS = ['scheme', 'network', 'amount', 'asset', 'payTo'] as const
-
-/**
- * Which field of the `accepted` requirements a payment echoes departs from what was offered: the
- * scheme or network when no offer has it, else the first of amount, asset and payTo that differs
- * from the offer for that network.
- *
- * @example mismatch(offers, { ...offers[0], amount: '999' })
- * // 'amount "999" is not the offered "1000" for exact on eip155:8453'
- */
-export function mismatch(
-  offers: readonly PaymentRequirements[],
-  accepted: PaymentRequirements,
-): string {
-  const offered = (field: 'scheme' | 'network') =>
-    [...new Set(offers.map((offer) => offer[field]))].map((v) => JSON.stringify(v)).join(', ')
-  if (!offers.some((offer) => offer.scheme === accepted.scheme)) {
-    return `scheme ${JSON.stringify(accepted.scheme)} is not offered (offered: ${offered('scheme')})`
-  }
-  const offer = offers.find((o) => o.scheme === accepted.scheme && o.network === accepted.network)
-  if (!offer) {
-    return `network ${JSON.stringify(accepted.network)} is not offered (offered: ${offered('network')})`
-  }
-  for (const field of REQUIREMENT_FIELDS) {
-    if (offer[field] !== accepted[field]) {
-      return `${field} ${JSON.stringify(accepted[field])} is not the offered ${JSON.stringify(offer[field])} for ${offer.scheme} on ${offer.network}`
-    }
-  }
-  return 'its accepted requirements (maxTimeoutSeconds or extra) differ from the offered ones'
+  /**
+   * Until when (Unix seconds) the payment could be presented and settled: the guard keeps a
+   * settled payment on record at least this long.
+   */
+  validUntil: number
 }
 
 /**
- * Checks a presented payment without the facilitator, cheapest first: its size, its shape (x402
- * v2 PaymentPayload, with the SDK's schema), then that it matches an offered rail, echoes our
- * extensions unaltered, and carries a well-formed `payment-identifier` id if any. Then names it
- * ({@link paymentIdentity}).
+ * Reads a presented payment without the facilitator, cheapest first, so that nothing a client
+ * sends reaches an SDK function unbounded: its size (32 KiB of JSON), its bounds and strict shape
+ * (payment-shape.ts), the offered rail it names (compared field by field), what its payload says
+ * (amount, payee, validity), the extensions it echoes (ours only, unaltered), a well-formed
+ * `payment-identifier` id if any. Then names it ({@link paymentIdentity}).
  *
- * @param presented - the decoded PaymentPayload JSON, not yet validated
- * @param bytes - the size of its JSON in bytes when the transport decoded it from text (HTTP);
- *   measured here otherwise
+ * @param nowSeconds - our clock, in Unix seconds (the authorization's validity is checked on it)
  * @throws {PaymentRequiredError} `invalid_payment`, with the reason in its message
+ * @example const presented = await readPayment({ header }, state, offer, Date.now() / 1000)
  */
 export async function readPayment(
-  presented: unknown,
+  source: PaymentSource,
   state: LiveState,
   offer: Offer,
-  bytes?: number,
+  nowSeconds: number,
 ): Promise<PresentedPayment> {
-  const refuse = async (message: string, reason: string) =>
+  const refuse = async (message: string, reason = 'invalid_payload') =>
     new PaymentRequiredError('invalid_payment', message, await offer.refusal(reason))
-  const size = bytes ?? jsonBytes(presented)
-  if (size > MAX_PAYMENT_BYTES) {
-    throw await refuse(
-      `The payment is ${Number.isFinite(size) ? `${size} bytes` : 'too deeply nested'} as JSON; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
-      'invalid_payload',
-    )
+  const decoded = decode(source)
+  if ('problem' in decoded) throw await refuse(`The payment could not be read: ${decoded.problem}`)
+  const shaped = checkPaymentShape(decoded.value)
+  if ('problem' in shaped) throw await refuse(shaped.problem)
+  const payment = shaped.payment
+  if ('value' in source) {
+    // MCP: measured as the header's JSON would be, now that its bounds make that cheap.
+    const bytes = Buffer.byteLength(JSON.stringify(payment))
+    if (bytes > MAX_PAYMENT_BYTES) {
+      throw await refuse(
+        `The payment could not be read: it is ${bytes} bytes as JSON; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
+      )
+    }
   }
-  const decoded = PaymentPayloadV2Schema.safeParse(presented)
-  if (!decoded.success) {
-    const issue = decoded.error.issues[0]
-    const where = issue?.path.length ? ` at ${issue.path.join('.')}` : ''
+  const match = matchOffer(offer.requirements, payment.accepted)
+  if ('problem' in match) {
     throw await refuse(
-      `The payment is not a valid x402 v2 PaymentPayload${issue ? `: ${issue.message}${where}` : ''}`,
-      'invalid_payload',
-    )
-  }
-  // Validated, but forwarded as received: the schema strips keys the facilitator may need.
-  const payment = presented as PaymentPayload
-  const matched = state.server.findMatchingRequirements(offer.requirements, payment)
-  if (!matched) {
-    throw await refuse(
-      `The payment matches none of the offered rails: ${mismatch(offer.requirements, payment.accepted)}`,
+      `The payment matches none of the offered rails: ${match.problem}`,
       'No matching payment requirements',
+    )
+  }
+  const matched = match.matched
+  const payload = checkPayloadFor(payment, matched, nowSeconds)
+  if ('problem' in payload) throw await refuse(`The payment is refused: ${payload.problem}`)
+  const undeclared = Object.keys(payment.extensions ?? {}).find((key) => !(key in offer.extensions))
+  if (undeclared !== undefined) {
+    throw await refuse(
+      `The payment carries an extension that was not offered: ${JSON.stringify(undeclared.slice(0, 64))}`,
     )
   }
   const echo = state.server.validateExtensions(await offer.unpaid(), payment)
@@ -126,20 +103,42 @@ export async function readPayment(
   if (!identifier.valid) {
     throw await refuse(
       `The payment's payment-identifier extension is invalid: ${identifier.reason}`,
-      'invalid_payload',
     )
   }
+  const identity = paymentIdentity(payment, matched)
+  if (!identity)
+    throw await refuse('The payment is refused: its transaction is not a Solana wire transaction')
   return {
     payment: forwarded(payment, offer.extensions, identifier.id),
     matched,
-    identity: paymentIdentity(payment, matched),
+    identity,
     ...(identifier.id ? { id: identifier.id } : {}),
+    validUntil: payload.validUntil,
+  }
+}
+
+/** The decoded PaymentPayload JSON of a source (a header within {@link MAX_PAYMENT_BYTES}), or why not. */
+function decode(source: PaymentSource): { value: unknown } | { problem: string } {
+  if ('value' in source) return { value: source.value }
+  const header = source.header.trim()
+  if (header.length > MAX_PAYMENT_BYTES) {
+    return {
+      problem: `PAYMENT-SIGNATURE is ${header.length} bytes; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
+    }
+  }
+  const read = decodePaymentHeader(header)
+  if ('value' in read) return { value: read.value }
+  return {
+    problem:
+      read.problem === 'json'
+        ? 'PAYMENT-SIGNATURE is Base64, but not of a JSON PaymentPayload'
+        : 'PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
   }
 }
 
 /** The payment with our declared extensions in place of their echoes (see {@link PresentedPayment}). */
 function forwarded(
-  payment: PaymentPayload,
+  payment: ShapedPayment,
   declared: Record<string, unknown>,
   id: string | undefined,
 ): PaymentPayload {

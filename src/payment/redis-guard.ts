@@ -43,8 +43,8 @@ function parse(raw: string | null): GuardRecord | undefined {
 }
 
 /**
- * `countReplay`: INCR of the payment's replay counter, whose window starts with the first replay.
- * KEYS[1] the counter, ARGV[1] the window in milliseconds.
+ * `countReplay`: INCR of the payment's replay counter, which lives from the first replay.
+ * KEYS[1] the counter, ARGV[1] its lifetime in milliseconds.
  */
 const COUNT_REPLAY = `
 local n = redis.call('INCR', KEYS[1])
@@ -69,7 +69,8 @@ return 1`
  * JSON {@link GuardRecord} (fingerprint, payment key and proof, the payer's keyed hash and the
  * SettleResponse: no input, result or payer address), and the two read-modify-writes (the replay
  * count, taking back an `unknown` record) are Lua scripts, atomic in Redis. Every key expires
- * after {@link DUPLICATE_WINDOW_MS}, so Redis holds at most one window of calls.
+ * after {@link DUPLICATE_WINDOW_MS}, or once its payment can no longer be presented, so Redis
+ * holds the calls of one such period at most.
  *
  * Fails closed: a command that fails or outlasts the client's command timeout rejects with
  * {@link GuardUnavailableError}, and the gate refuses the call before verify. A connection that is
@@ -118,9 +119,14 @@ export function createRedisGuard(options: RedisGuardOptions): SettlementGuard {
         return { state: 'held' as const, record: parse(await client.get(prefix + key)) ?? record }
       })
     },
-    async put(key, record) {
+    async put(key, record, ttlMs = DUPLICATE_WINDOW_MS) {
       await guarded('set', () =>
-        client.set(prefix + key, JSON.stringify(record), 'PX', DUPLICATE_WINDOW_MS),
+        client.set(
+          prefix + key,
+          JSON.stringify(record),
+          'PX',
+          Math.max(DUPLICATE_WINDOW_MS, Math.ceil(ttlMs)),
+        ),
       )
     },
     async release(key) {
@@ -128,9 +134,10 @@ export function createRedisGuard(options: RedisGuardOptions): SettlementGuard {
       // the window) cannot have expired and been taken over in between.
       await guarded('release', () => client.del(prefix + key))
     },
-    async countReplay(payment) {
+    async countReplay(payment, ttlMs = DUPLICATE_WINDOW_MS) {
+      const ttl = String(Math.max(DUPLICATE_WINDOW_MS, Math.ceil(ttlMs)))
       const count = await guarded('replay', () =>
-        client.eval(COUNT_REPLAY, 1, `${prefix}replays:${payment}`, window),
+        client.eval(COUNT_REPLAY, 1, `${prefix}replays:${payment}`, ttl),
       )
       return Number(count)
     },

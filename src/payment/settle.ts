@@ -1,7 +1,7 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types'
 import { SettleError } from '@x402/core/types'
-import { neverReached } from '../facilitators/failures.js'
-import { describeError, logger } from '../logger.js'
+import { logSafe, marksDown, neverReached } from '../facilitators/failures.js'
+import { logger } from '../logger.js'
 import type { FacilitatorLink, LiveState } from './facilitator.js'
 
 /**
@@ -57,10 +57,10 @@ export async function settlePayment(
         }),
       }
     }
-    link.observe(error)
+    if (marksDown(error)) link.observe(error)
     const unsent = neverReached(error)
     logger.warn(
-      { err: describeError(error), outcome: unsent ? 'unsent' : 'unknown' },
+      { ...logSafe(error), outcome: unsent ? 'unsent' : 'unknown' },
       'facilitator settle failed',
     )
     return unsent ? { kind: 'unsent' } : { kind: 'unknown' }

@@ -1,6 +1,7 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { VerifyError } from '@x402/core/types'
-import { describeError, logger } from '../logger.js'
+import { logSafe, marksDown } from '../facilitators/failures.js'
+import { logger } from '../logger.js'
 import { FacilitatorUnavailableError } from './errors.js'
 import type { FacilitatorLink, LiveState } from './facilitator.js'
 
@@ -15,7 +16,8 @@ export type Verdict =
  *
  * @example const verdict = await verifyPayment(link, state, payment, matched, extensions)
  * @throws {FacilitatorUnavailableError} when the facilitator cannot be reached or fails (5xx,
- *   timeout): nothing was verified
+ *   timeout): nothing was verified. Only a failure that says the facilitator is down (`marksDown`)
+ *   makes the link report it unavailable.
  */
 export async function verifyPayment(
   link: FacilitatorLink,
@@ -39,8 +41,8 @@ export async function verifyPayment(
       link.observe()
       return { valid: false, reason: error.invalidReason ?? 'invalid_payment', payer: error.payer }
     }
-    link.observe(error)
-    logger.warn({ err: describeError(error) }, 'facilitator verify failed')
+    if (marksDown(error)) link.observe(error)
+    logger.warn(logSafe(error), 'facilitator verify failed')
     throw new FacilitatorUnavailableError(
       'Payment facilitator is unavailable; nothing was run or charged',
     )

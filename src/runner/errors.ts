@@ -41,3 +41,20 @@ export class OverloadedError extends Error {
     )
   }
 }
+
+/**
+ * Checking a call's input (parse, schema, shape, RFC 8785 form) ran past its time budget
+ * (TOOL_TIMEOUT_MS): the checker thread was stopped and replaced. HTTP 400, code
+ * `input_check_timeout`; the payment was not verified and nothing was charged. Not `tool_timeout`:
+ * the tool never ran.
+ */
+export class CheckTimeoutError extends Error {
+  override readonly name = 'CheckTimeoutError'
+  readonly code = 'input_check_timeout'
+  /** @param budgetMs - the budget that ran out, in milliseconds */
+  constructor(readonly budgetMs: number) {
+    super(
+      `The input could not be checked within its ${budgetMs} ms budget; nothing was verified or charged. Send a smaller or simpler input`,
+    )
+  }
+}

@@ -9,6 +9,7 @@ import { OverloadedError, ToolTimeoutError } from './errors.js'
 import {
   admissionGraceMs,
   createToolRunner,
+  FREE_CHECK_QUEUE,
   INLINE_CHECK_BYTES,
   type ToolRunner,
   worstQueueWaitMs,
@@ -444,6 +445,39 @@ describe('the input checker (checker threads)', () => {
       '{"algorithm":"SHA-256","input":""}',
     )
   })
+})
+
+describe('the checker lanes', () => {
+  it('gives free checks a lane of their own: a full free lane refuses free checks while a paid check runs at once', async () => {
+    const runner = createToolRunner({
+      workers: 1,
+      timeoutMs: 20_000,
+      queueLimit: 1,
+      catalog: fixtureCatalog,
+      inlineCheckBytes: 0,
+    })
+    try {
+      await runner.warm()
+      const body = (n: number) => ({ body: new TextEncoder().encode(JSON.stringify({ n })) })
+      let freeDone = 0
+      // The load this test makes: free checks that hold the free lane's thread and fill its queue.
+      const free = Array.from({ length: 1 + FREE_CHECK_QUEUE }, () =>
+        rejection(runner.check(fixture('slowcheck'), body(5000), 'free')).finally(() => {
+          freeDone++
+        }),
+      )
+      expect(await rejection(runner.check(fixture('slowcheck'), body(0), 'free'))).toEqual(
+        new OverloadedError(20, 'admission'),
+      )
+      expect(await runner.check(fixture('echo'), body(1), 'paid')).toMatchObject({ status: 'ok' })
+      expect(freeDone).toBe(0)
+      expect(runner.status().checking).toBe(1 + FREE_CHECK_QUEUE)
+      await runner.close()
+      await Promise.all(free)
+    } finally {
+      await runner.close()
+    }
+  }, 60_000)
 })
 
 describe('a closed runner', () => {

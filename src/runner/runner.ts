@@ -6,12 +6,13 @@ import type { CheckedInput } from './check.js'
 import { checkToolBody, readCheckReply } from './check.js'
 import { OverloadedError, ToolTimeoutError } from './errors.js'
 import { JsonResult } from './json-result.js'
+import { type CheckLane, createCheckLane } from './lane.js'
+import { type MessagesOutcome, readMessages } from './messages.js'
 import {
   type CheckOutcome,
   type CheckReply,
   type CheckTask,
   type FieldsOutcome,
-  type FieldsTask,
   PING,
   type TaskOutcome,
   type ToolTask,
@@ -90,11 +91,14 @@ export interface InputSource {
   field?: string
 }
 
+/** The checker lanes: work on a request that presents a payment, and free work. */
+export type Lane = 'paid' | 'free'
+
 /** What the runner is doing right now. */
 export interface RunnerStatus {
   running: number
   queued: number
-  /** Input checks in progress or waiting for a checker thread. */
+  /** Input checks in progress or waiting for a checker thread, both lanes. */
   checking: number
   /** Most calls running or queued at once for a new call to be admitted: workers + queue limit. */
   capacity: number
@@ -110,22 +114,34 @@ export interface ToolRunner {
    * Parses and checks a call's input: JSON, the tool's schema, its shape check and the RFC 8785
    * form with its SHA-256 (`checkBody` in check.ts). A body of at most
    * {@link INLINE_CHECK_BYTES} is checked on the calling thread; a larger one on a checker thread
-   * (a small pool beside the tool workers), never on the thread that serves requests. At most
-   * {@link CHECKS_PER_THREAD} checks per checker thread wait at once; each has the tool budget.
+   * of its lane, never on the thread that serves requests. The `paid` lane (calls that present a
+   * payment) and the `free` lane (the free check of a 402, and free endpoints) have threads and
+   * queues of their own, so that free work never takes paid capacity; the free lane's threads
+   * also run at a lower priority. A check waits at most the tool budget for a thread, then has
+   * the tool budget to run.
    *
-   * @throws {OverloadedError} (stage `admission`) when the checkers' queue is full
-   * @throws {ToolTimeoutError} when the check outlasts the budget (its thread is replaced)
+   * @throws {OverloadedError} when the lane's queue is full, or the check got no thread within
+   *   the budget
+   * @throws {CheckTimeoutError} when the check ran past its budget (its thread is replaced)
    */
-  check(tool: ToolDefinition, source: InputSource): Promise<CheckOutcome>
+  check(tool: ToolDefinition, source: InputSource, lane?: Lane): Promise<CheckOutcome>
   /**
-   * Reads top-level fields of a JSON object body on a checker thread (their text when strings,
-   * the SHA-256 of their RFC 8785 form): how a free endpoint reads a body of up to 1 MiB without
-   * parsing it on the thread that serves requests.
+   * Reads top-level fields of a JSON object body on a checker thread of the free lane (their text
+   * when strings, the SHA-256 of their RFC 8785 form): how a free endpoint reads a body of up to
+   * 1 MiB without parsing it on the thread that serves requests.
    *
-   * @throws {OverloadedError} when the checkers' queue is full
-   * @throws {ToolTimeoutError} when it outlasts the budget
+   * @throws {OverloadedError} when the free lane is full
+   * @throws {CheckTimeoutError} when it outlasts the budget
    */
   fields(body: Uint8Array, names: string[]): Promise<FieldsOutcome>
+  /**
+   * Reads a JSON-RPC body (MCP) within its bounds, tool arguments aside (`readMessages` in
+   * messages.ts): on the calling thread when it is small, else on a thread of `lane`.
+   *
+   * @throws {OverloadedError} when the lane is full
+   * @throws {CheckTimeoutError} when it outlasts the budget
+   */
+  messages(body: Uint8Array, lane: Lane): Promise<MessagesOutcome>
   /**
    * Lets a call in when the pool has room now: fewer than `workers + queueLimit` calls running or
    * queued for longer than {@link admissionGraceMs} (a queue that drains within it is keeping up,
@@ -172,8 +188,18 @@ export function worstQueueWaitMs(
  */
 const WORKER_NICE = 10
 
-/** Input checks that may be in progress or waiting, per checker thread. */
+/** Input checks that may be in progress or waiting, per checker thread of the paid lane. */
 export const CHECKS_PER_THREAD = 16
+
+/**
+ * Free checks that may wait for the free lane's one thread. A client's free checks cost it a
+ * rate-limit point per 64 KiB before they start; when the lane is full, a 402 is still answered,
+ * without its free check.
+ */
+export const FREE_CHECK_QUEUE = 4
+
+/** `nice` of the free lane's thread: below the tool workers and the paid lane. */
+const FREE_LANE_NICE = 19
 
 /**
  * Largest body checked on the calling thread, in bytes (1 KiB). A checker thread's round trip
@@ -202,8 +228,8 @@ export function admissionGraceMs(timeoutMs: number): number {
 }
 
 /**
- * Checker threads for `workers` tool workers: half as many, at least one. A check of a body is a
- * parse and a walk (a few milliseconds for 1 MiB), a tool call may use its whole budget.
+ * Checker threads of the paid lane for `workers` tool workers: half as many, at least one. A check
+ * of a body is a parse and a walk, a tool call may use its whole budget. The free lane has one.
  */
 export function checkerThreads(workers: number): number {
   return Math.max(1, Math.ceil(workers / 2))
@@ -214,8 +240,8 @@ interface Job {
   task: ToolTask
   resolve(result: JsonResult): void
   reject(error: unknown): void
-  /** Its queue deadline ({@link worstQueueWaitMs}), cleared when it starts. */
-  deadline: NodeJS.Timeout
+  /** Its queue deadline ({@link worstQueueWaitMs}), once the workers are ready; cleared when it starts. */
+  deadline?: NodeJS.Timeout
   /** When it joined the queue (the runner's clock, ms). */
   queuedAt: number
 }
@@ -265,9 +291,28 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   const inlineCheckBytes = options.inlineCheckBytes ?? INLINE_CHECK_BYTES
   const now = options.now ?? (() => performance.now())
   const waiting: Job[] = []
-  const checkThreads = checkerThreads(options.workers)
-  let checking = 0
-  let checker: Piscina<WorkerTask, CheckReply | null> | undefined
+  const laneOptions = {
+    budgetMs: options.timeoutMs,
+    queueMs: options.timeoutMs,
+    poolOptions: (threads: number) => poolOptions(threads, options),
+    retryAfterSeconds,
+  }
+  const lanes: Record<Lane, CheckLane> = {
+    paid: createCheckLane({
+      ...laneOptions,
+      name: 'paid',
+      threads: checkerThreads(options.workers),
+      queueLimit: CHECKS_PER_THREAD * checkerThreads(options.workers),
+      nice: WORKER_NICE,
+    }),
+    free: createCheckLane({
+      ...laneOptions,
+      name: 'free',
+      threads: 1,
+      queueLimit: FREE_CHECK_QUEUE,
+      nice: FREE_LANE_NICE,
+    }),
+  }
   let running = 0
   let closed = false
   let pool: Piscina<WorkerTask, TaskOutcome | null> | undefined
@@ -310,6 +355,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
         for (const id of starting) ready.add(id)
         starting.clear()
         warm = true
+        for (const job of waiting) startDeadline(job)
         dispatch()
       },
       (error: unknown) => {
@@ -326,58 +372,18 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     )
   }
 
+  /** Starts the tool workers once; a queued call's deadline starts when they are ready. */
   function warmUp(): Promise<void> {
     if (closed) return Promise.resolve()
-    warming ??= Promise.all([startPool(), startChecker().run(PING)]).then(() => undefined)
+    warming ??= startPool()
     return warming
   }
 
-  function startChecker(): Piscina<WorkerTask, CheckReply | null> {
-    if (!checker) {
-      checker = new Piscina<WorkerTask, CheckReply | null>({
-        ...poolOptions(checkThreads, options),
-        maxQueue: CHECKS_PER_THREAD * checkThreads,
-      })
-      checker.on('error', (error: unknown) => {
-        logger.error(
-          { err: error instanceof Error ? error.name : typeof error },
-          'input checker failed',
-        )
-      })
-    }
-    return checker
-  }
-
-  /**
-   * Runs one task on a checker thread: the body's buffer transferred, the tools' budget, the
-   * checkers' queue bound.
-   */
-  async function onChecker<T>(task: CheckTask | FieldsTask, what: string): Promise<T | null> {
-    if (closed || checking >= CHECKS_PER_THREAD * checkThreads) {
-      throw new OverloadedError(retryAfterSeconds, 'admission')
-    }
-    const pool = startChecker()
-    // A timer cleared when the check ends, not AbortSignal.timeout: that one still fires after the
-    // check unless its signal was collected first, building a DOMException with a stack.
-    const controller = new AbortController()
-    const timer = setTimeout(() => controller.abort(), options.timeoutMs)
-    checking++
-    try {
-      return (await pool.run(task, {
-        signal: controller.signal,
-        transferList: [task.body.buffer as ArrayBuffer],
-      })) as T | null
-    } catch (error) {
-      if (controller.signal.aborted) throw new ToolTimeoutError(options.timeoutMs)
-      logger.error({ task: what, err: (error as Error)?.name }, 'input check failed')
-      throw new OverloadedError(retryAfterSeconds, 'admission')
-    } finally {
-      clearTimeout(timer)
-      checking--
-    }
-  }
-
-  async function check(tool: ToolDefinition, source: InputSource): Promise<CheckOutcome> {
+  async function check(
+    tool: ToolDefinition,
+    source: InputSource,
+    lane: Lane = 'paid',
+  ): Promise<CheckOutcome> {
     const task: CheckTask = {
       kind: 'check',
       tool: tool.id,
@@ -386,16 +392,26 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
       ...(source.field !== undefined ? { field: source.field } : {}),
     }
     if (source.body.length <= inlineCheckBytes) return readCheckReply(checkToolBody(tool, task))
-    const reply = await onChecker<CheckReply>({ ...task, body: ownBuffer(source.body) }, tool.id)
+    const reply = await lanes[lane].run<CheckReply>({ ...task, body: ownBuffer(source.body) })
     return reply ? readCheckReply(reply) : { status: 'crash', name: 'NoOutcome' }
   }
 
   async function fields(body: Uint8Array, names: string[]): Promise<FieldsOutcome> {
-    const outcome = await onChecker<FieldsOutcome>(
-      { kind: 'fields', body: ownBuffer(body), names },
-      'fields',
-    )
+    const outcome = await lanes.free.run<FieldsOutcome>({
+      kind: 'fields',
+      body: ownBuffer(body),
+      names,
+    })
     return outcome ?? { status: 'invalid', message: 'The body could not be read' }
+  }
+
+  async function messages(body: Uint8Array, lane: Lane): Promise<MessagesOutcome> {
+    if (body.length <= inlineCheckBytes) return readMessages(body)
+    const outcome = await lanes[lane].run<MessagesOutcome>({
+      kind: 'messages',
+      body: ownBuffer(body),
+    })
+    return outcome ?? { status: 'invalid_json', message: 'The body could not be read' }
   }
 
   /** Calls that have waited for a worker for longer than the grace (the queue is oldest first). */
@@ -422,25 +438,34 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
             task: { kind: 'run', tool: tool.id, input: input.bytes, nowSeconds },
             resolve,
             reject,
-            deadline: setTimeout(() => {
-              const index = waiting.indexOf(job)
-              if (index < 0) return
-              waiting.splice(index, 1)
-              logger.warn(
-                { tool: tool.id, waited_ms: queueDeadlineMs, running, queued: waiting.length },
-                'tool call refused: no worker within its queue deadline',
-              )
-              options.observer?.rejected('queue')
-              reject(new OverloadedError(retryAfterSeconds, 'queue'))
-            }, queueDeadlineMs),
             queuedAt: now(),
           }
           waiting.push(job)
-          if (warm) dispatch()
-          else warmUp().catch(() => {})
+          if (warm) {
+            startDeadline(job)
+            dispatch()
+          } else warmUp().catch(() => {})
         })
       },
     }
+  }
+
+  /**
+   * Starts a queued call's deadline ({@link worstQueueWaitMs}): from when the workers are ready,
+   * so that their start (at the first call, or after they were all lost) never counts.
+   */
+  function startDeadline(job: Job): void {
+    job.deadline = setTimeout(() => {
+      const index = waiting.indexOf(job)
+      if (index < 0) return
+      waiting.splice(index, 1)
+      logger.warn(
+        { tool: job.task.tool, waited_ms: queueDeadlineMs, running, queued: waiting.length },
+        'tool call refused: no worker within its queue deadline',
+      )
+      options.observer?.rejected('queue')
+      job.reject(new OverloadedError(retryAfterSeconds, 'queue'))
+    }, queueDeadlineMs)
   }
 
   /** Ready threads that still exist (a thread that exited reports no usable id on the way out). */
@@ -529,16 +554,24 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   return {
     check,
     fields,
+    messages,
     admit,
-    warm: warmUp,
-    status: () => ({ running, queued: waiting.length, checking, capacity }),
+    warm: () =>
+      closed
+        ? Promise.resolve()
+        : Promise.all([warmUp(), lanes.paid.warm(), lanes.free.warm()]).then(() => undefined),
+    status: () => ({
+      running,
+      queued: waiting.length,
+      checking: lanes.paid.size() + lanes.free.size(),
+      capacity,
+    }),
     async close() {
       closed = true
       for (const job of waiting.splice(0)) finishJob(job, failed(job.task.tool, 'RunnerClosed'))
-      const closing = [pool, checker]
+      const closing = pool
       pool = undefined
-      checker = undefined
-      await Promise.all(closing.map((p) => p?.destroy()))
+      await Promise.all([closing?.destroy(), lanes.paid.close(), lanes.free.close()])
     },
     options: { ...options },
   }
@@ -553,8 +586,11 @@ function ownBuffer(view: Uint8Array): Uint8Array {
   return view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? view : view.slice()
 }
 
-/** The piscina options of a pool of `threads` worker threads running worker.ts. */
-function poolOptions(threads: number, options: ToolRunnerOptions) {
+/**
+ * The piscina options of a pool of `threads` worker threads running worker.ts (with the test
+ * catalogue of `options.catalog`, if any).
+ */
+export function poolOptions(threads: number, options: Pick<ToolRunnerOptions, 'catalog'>) {
   const { filename, worker } = workerModule()
   return {
     filename,

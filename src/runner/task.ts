@@ -1,5 +1,6 @@
 import type { ToolErrorCode } from '../tools/errors.js'
 import type { InputIssue } from '../tools/input-issues.js'
+import type { MessagesTask } from './messages.js'
 
 /**
  * One tool call as posted to a worker: the tool id, its checked input (the RFC 8785 JSON that the
@@ -118,4 +119,4 @@ export type TaskOutcome =
 export const PING = 'ping'
 
 /** What the runner posts to a worker. */
-export type WorkerTask = ToolTask | CheckTask | FieldsTask | typeof PING
+export type WorkerTask = ToolTask | CheckTask | FieldsTask | MessagesTask | typeof PING

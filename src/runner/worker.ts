@@ -18,6 +18,7 @@ import { move } from 'piscina'
 import type { ToolDefinition } from '../tools/types.js'
 import { checkBody, readFields } from './check.js'
 import { installLinearUnicodeRegExp } from './linear-regexp.js'
+import { type MessagesOutcome, readMessages } from './messages.js'
 import { runTask } from './run-task.js'
 import {
   type CheckReply,
@@ -41,9 +42,10 @@ const tools = new Map(catalog.map((tool) => [tool.id, tool]))
  */
 export default function runWorkerTask(
   task: WorkerTask,
-): TaskOutcome | CheckReply | FieldsOutcome | null {
+): TaskOutcome | CheckReply | FieldsOutcome | MessagesOutcome | null {
   if (task === PING) return null
   if (task.kind === 'fields') return readFields(task)
+  if (task.kind === 'messages') return readMessages(task.body)
   const outcome = task.kind === 'check' ? checkBody(tools, task) : runTask(tools, task)
   return outcome instanceof Uint8Array ? (move(outcome) as Uint8Array) : outcome
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type {
   PaymentPayload,
   PaymentRequirements,
@@ -14,6 +15,7 @@ import type { Receipts } from '../../src/receipts/index.js'
 import { checkBody, readCheckReply, readFields } from '../../src/runner/check.js'
 import { OverloadedError } from '../../src/runner/errors.js'
 import { JsonResult } from '../../src/runner/json-result.js'
+import { readMessages } from '../../src/runner/messages.js'
 import type { Admission, InputSource, ToolRunner } from '../../src/runner/runner.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from '../../src/tools/types.js'
 
@@ -87,6 +89,9 @@ export function inlineRunner(
     async fields(body: Uint8Array, names: string[]) {
       return readFields({ kind: 'fields', body, names })
     },
+    async messages(body: Uint8Array) {
+      return readMessages(body)
+    },
     admit(): Admission {
       if (running >= runner.capacity) throw new OverloadedError(2)
       return {
@@ -116,6 +121,54 @@ export function inlineRunner(
     },
   }
   return runner
+}
+
+/** The payer address of {@link fakePayload}'s EVM authorizations. */
+export const FAKE_PAYER = '0x857b06519E91e3A54538791bDbb0E22373e36b66'
+
+/**
+ * An `exact` payload for `accepted`, named by `nonce`: on EVM an EIP-3009 authorization of the
+ * price to its payTo, valid for the next 50 s, with a signature that only looks like one; on
+ * Solana a wire transaction (a fee payer's empty signature, the payer's, a message of two
+ * required signatures holding the nonce's digest) that no chain would take.
+ */
+export function fakePayload(accepted: PaymentRequirements, nonce: string): Record<string, unknown> {
+  const digest = createHash('sha256').update(nonce).digest()
+  labels.set(digest.toString('hex'), nonce)
+  if (accepted.network.startsWith('eip155:')) {
+    return {
+      authorization: {
+        from: FAKE_PAYER,
+        to: accepted.payTo,
+        value: accepted.amount,
+        validAfter: '0',
+        validBefore: String(Math.floor(Date.now() / 1000) + 50),
+        nonce: `0x${digest.toString('hex')}`,
+      },
+      signature: `0x${digest.toString('hex').repeat(3).slice(0, 130)}`,
+    }
+  }
+  const wire = Buffer.concat([
+    Buffer.from([2]),
+    Buffer.alloc(64),
+    Buffer.concat([digest, digest]),
+    Buffer.from([2, 0, 0]),
+    digest,
+  ])
+  return { transaction: wire.toString('base64') }
+}
+
+const labels = new Map<string, string>()
+
+/** The `nonce` a {@link fakePayload} was made from (what a scripted facilitator may read). */
+export function fakeNonceOf(payment: PaymentPayload): string | undefined {
+  const payload = payment.payload as { authorization?: { nonce: string }; transaction?: string }
+  const hex = payload.authorization
+    ? payload.authorization.nonce.slice(2)
+    : Buffer.from(payload.transaction ?? '', 'base64')
+        .subarray(-32)
+        .toString('hex')
+  return labels.get(hex.toLowerCase())
 }
 
 /** Scripted facilitator answers; each defaults to success. */
@@ -191,7 +244,11 @@ export function fakeGate(
       events.push(e)
     },
   })
-  /** A PaymentPayload accepted on rail `index` (0 = EVM, 1 = Solana) with a unique `nonce`. */
+  /**
+   * A PaymentPayload accepted on rail `index` (0 = EVM, 1 = Solana), in the scheme's shape, named
+   * by `nonce`: an EIP-3009 authorization with that nonce, or a wire transaction whose message
+   * holds it (the scripted facilitator checks no signature).
+   */
   const pay = async (
     index = 0,
     nonce = 'n1',
@@ -201,7 +258,12 @@ export function fakeGate(
     const state = await link.ready()
     const accepted = (await state.accepts(price))[index]
     if (!accepted) throw new Error('no rail')
-    return { x402Version: 2, accepted, payload: { nonce }, ...(extensions ? { extensions } : {}) }
+    return {
+      x402Version: 2,
+      accepted,
+      payload: fakePayload(accepted, nonce),
+      ...(extensions ? { extensions } : {}),
+    }
   }
   return { gate, link, calls, events, pay, runner }
 }

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest'
+import { type JsonBounds, jsonBoundExceeded } from './json-bounds.js'
+
+const bounds: JsonBounds = { depth: 3, nodes: 20, members: 4, string: 5, text: 12 }
+
+describe('jsonBoundExceeded', () => {
+  it('lets through a value within every bound', () => {
+    expect(jsonBoundExceeded({ a: [1, 'abc'], b: null }, bounds)).toBeUndefined()
+    expect(jsonBoundExceeded('abcde', bounds)).toBeUndefined()
+  })
+
+  it('names the first bound a value breaks', () => {
+    expect(jsonBoundExceeded([[[[]]]], bounds)).toBe('it is nested more than 3 levels deep')
+    expect(jsonBoundExceeded([1, 2, 3, 4, 5], bounds)).toBe(
+      'an object or array holds more than 4 members',
+    )
+    expect(jsonBoundExceeded({ a: 1, b: 2, c: 3, d: 4, e: 5 }, bounds)).toBe(
+      'an object or array holds more than 4 members',
+    )
+    expect(jsonBoundExceeded(['abcdef'], bounds)).toBe('a string is longer than 5')
+    expect(jsonBoundExceeded({ abcdef: 1 }, bounds)).toBe('a key is longer than 5')
+    expect(jsonBoundExceeded(['abcd', 'abcd', 'abcd', 'a'], bounds)).toBe(
+      'its strings are longer than 12 in all',
+    )
+    const wide = [
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+    ]
+    expect(jsonBoundExceeded(wide, bounds)).toBe('it holds more than 20 values')
+  })
+
+  it('stops at the first excess of a value nested far deeper than the stack', () => {
+    let deep: unknown = 'x'.repeat(16_000)
+    for (let i = 0; i < 200_000; i++) deep = [deep]
+    const started = performance.now()
+    expect(jsonBoundExceeded(deep, { ...bounds, depth: 32, nodes: 100 })).toBe(
+      'it is nested more than 32 levels deep',
+    )
+    // A hang guard, not a target: the walk stops after 33 levels.
+    expect(performance.now() - started).toBeLessThan(5_000)
+  })
+})
