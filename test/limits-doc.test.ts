@@ -17,12 +17,12 @@ import {
 } from '../src/telemetry/limits.js'
 import { TOOL_ERROR_CODES } from '../src/tools/errors.js'
 import { MAX_EXPECTED_HEX, MAX_SECRET_BYTES } from '../src/tools/hmac.js'
-import { MAX_SCHEMA_NESTING } from '../src/tools/json-schema/scan.js'
-import { MAX_ERRORS, MAX_SCHEMA_BYTES, MAX_UNIQUE_ITEMS } from '../src/tools/json-validate.js'
+import { MAX_ERRORS, MAX_SCHEMA_BYTES, MAX_UNIQUE_ITEMS } from '../src/tools/json-validate/index.js'
+import { MAX_SCHEMA_NESTING } from '../src/tools/json-validate/scan.js'
 import { MAX_JWT_LENGTH } from '../src/tools/jwt-inspect.js'
 import { formatBytes, MAX_JSON_DEPTH, MAX_TEXT_BYTES } from '../src/tools/limits.js'
-import { MAX_INTERMEDIATE_BYTES, MAX_OPERATIONS } from '../src/tools/pipeline.js'
-import { DIFF_TIMEOUT_MS, MAX_DIFF_BYTES, MAX_DIFF_LINES } from '../src/tools/text-diff.js'
+import { MAX_INTERMEDIATE_BYTES, MAX_OPERATIONS } from '../src/tools/pipeline/index.js'
+import { DIFF_TIMEOUT_MS, MAX_DIFF_BYTES, MAX_DIFF_LINES } from '../src/tools/text-diff/index.js'
 
 // docs/limits.md must state the limits the code enforces: each row below is built from the
 // constant or the config default, so changing one without the page fails here.

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
+import { toolErrorOf } from '../../../test/helpers/tools.js'
 import {
   jsonValidate,
   jsonValidateInput,
   MAX_ERRORS,
   MAX_SCHEMA_BYTES,
   MAX_UNIQUE_ITEMS,
-} from './json-validate.js'
-import { toolErrorOf } from './test-helpers.js'
+} from './index.js'
 
 describe('jsonValidate', () => {
   it('reports every error with JSON Pointers', () => {

@@ -1,6 +1,6 @@
 // Test-only (excluded from the build): valid base64 requests for the fuzzers.
 import fc from 'fast-check'
-import { bytes, text, utf8Bytes } from './common.arbitrary.js'
+import { bytes, text, utf8Bytes } from './common.js'
 
 /** Base64 of some bytes in either alphabet, padded or not, maybe with ASCII whitespace or a flaw. */
 const base64Text = fc

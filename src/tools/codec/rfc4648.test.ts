@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { toolErrorOf as errorOf, RFC4648_BASE64 as RFC4648 } from '../test-helpers.js'
+import { toolErrorOf as errorOf, RFC4648_BASE64 as RFC4648 } from '../../../test/helpers/tools.js'
 import type { ToolError } from '../types.js'
-import { decodeBase64Strict, encodeBase64, encodeBase64Url } from './base64.js'
+import {
+  decodeBase64Strict,
+  decodeHexStrict,
+  encodeBase64,
+  encodeBase64Url,
+  encodeHex,
+} from './rfc4648.js'
 
 const text = (value: string) => new TextEncoder().encode(value)
 const str = (bytes: Uint8Array) => new TextDecoder().decode(bytes)
@@ -120,5 +126,33 @@ describe('decodeBase64Strict fast path', () => {
       if (!('reason' in direct)) fast++
     }
     expect(fast).toBeGreaterThan(500)
+  })
+})
+
+describe('hex codec', () => {
+  it('encodes RFC 4648 section 10 base16 vectors in lowercase', () => {
+    // RFC 4648 gives "666F6F626172" for "foobar"; we emit lowercase.
+    expect(encodeHex(new TextEncoder().encode('foobar'))).toBe('666f6f626172')
+    expect(encodeHex(new TextEncoder().encode('f'))).toBe('66')
+    expect(encodeHex(new Uint8Array())).toBe('')
+  })
+
+  it('decodes either case', () => {
+    expect([...decodeHexStrict('DEadbeEF')]).toEqual([0xde, 0xad, 0xbe, 0xef])
+    expect(decodeHexStrict('').length).toBe(0)
+  })
+
+  it('rejects non-hex characters at their offset', () => {
+    const error = errorOf(() => decodeHexStrict('abcg'))
+    expect(error.code).toBe('invalid_hex')
+    expect(error.details).toEqual({ reason: 'invalid_character', offset: 3 })
+    expect(error.message).toBe('invalid character "g" (U+0067) at offset 3')
+    expect(errorOf(() => decodeHexStrict('ab cd')).details?.offset).toBe(2)
+    expect(errorOf(() => decodeHexStrict('0x00')).details?.offset).toBe(1)
+  })
+
+  it('rejects an odd number of digits', () => {
+    const error = errorOf(() => decodeHexStrict('abc'))
+    expect(error.details).toEqual({ reason: 'odd_length', offset: 2 })
   })
 })

@@ -1,4 +1,4 @@
-// Test-only (excluded from the build): fast-check generators shared by the tools' `*.arbitrary.ts`.
+// Fast-check generators shared by the tools' generators in this folder.
 import fc from 'fast-check'
 
 /** Well-formed text of every kind of character (no lone surrogates), short. */

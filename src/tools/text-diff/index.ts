@@ -1,10 +1,10 @@
 import { z } from 'zod'
-import { utf8Text } from './fields.js'
-import { KiB } from './limits.js'
-import { alignLines } from './text-diff/align.js'
-import { type EditOp, unifiedDiff } from './text-diff/unified.js'
-import type { ToolDefinition } from './types.js'
-import { wellFormedFields } from './unicode.js'
+import { utf8Text } from '../fields.js'
+import { KiB } from '../limits.js'
+import type { ToolDefinition } from '../types.js'
+import { wellFormedFields } from '../unicode.js'
+import { alignLines } from './align.js'
+import { type EditOp, unifiedDiff } from './unified.js'
 
 /** Largest side: 256 KiB of UTF-8. */
 export const MAX_DIFF_BYTES = 256 * KiB

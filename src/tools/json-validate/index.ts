@@ -1,15 +1,15 @@
 import { type OutputUnit, type Schema, validate } from '@cfworker/json-schema'
 import { z } from 'zod'
-import { jsonObject } from './fields.js'
-import { describeErrors } from './json-schema/messages.js'
-import { resolveRefs } from './json-schema/refs.js'
-import { MAX_SCHEMA_NESTING, type SchemaObject, scanSchema } from './json-schema/scan.js'
-import { inspectJson } from './json-value.js'
-import { KiB, MAX_JSON_DEPTH } from './limits.js'
-import { type ToolDefinition, ToolError } from './types.js'
-import { utf8Length } from './unicode.js'
+import { jsonObject } from '../fields.js'
+import { inspectJson } from '../json-value.js'
+import { KiB, MAX_JSON_DEPTH } from '../limits.js'
+import { type ToolDefinition, ToolError } from '../types.js'
+import { utf8Length } from '../unicode.js'
+import { describeErrors } from './messages.js'
+import { resolveRefs } from './refs.js'
+import { MAX_SCHEMA_NESTING, type SchemaObject, scanSchema } from './scan.js'
 
-export { SUPPORTED_KEYWORDS } from './json-schema/keywords.js'
+export { SUPPORTED_KEYWORDS } from './keywords.js'
 
 /** Largest schema: 64 KiB of UTF-8 when serialized as JSON. */
 export const MAX_SCHEMA_BYTES = 64 * KiB

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { toolErrorOf } from '../test-helpers.js'
+import { toolErrorOf } from '../../../test/helpers/tools.js'
 import { SUPPORTED_KEYWORDS } from './keywords.js'
 import { MAX_SCHEMA_NESTING, scanSchema } from './scan.js'
 

@@ -1,8 +1,8 @@
 // Test-only (excluded from the build): valid hmac requests for the fuzzers.
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
-import { text } from './common.arbitrary.js'
-import { digestAlgorithm, nodeDigestName } from './fields.js'
+import { digestAlgorithm, nodeDigestName } from '../../../src/tools/fields.js'
+import { text } from './common.js'
 
 const algorithm = fc.constantFrom(...digestAlgorithm.options)
 const secret = text.filter((s) => s.length > 0)

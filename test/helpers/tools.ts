@@ -1,4 +1,4 @@
-import { ToolError } from './types.js'
+import { ToolError } from '../../src/tools/types.js'
 
 /**
  * Runs `fn` and returns the ToolError it throws; fails the test when it throws anything else or

@@ -1,6 +1,8 @@
 import { z } from 'zod'
-import { utf8Text } from './fields.js'
-import { MAX_TEXT_BYTES } from './limits.js'
+import { utf8Text } from '../fields.js'
+import { MAX_TEXT_BYTES } from '../limits.js'
+import type { ToolDefinition } from '../types.js'
+import { utf8Encode, wellFormedFields } from '../unicode.js'
 import {
   type Candidate,
   detectBase64,
@@ -12,9 +14,7 @@ import {
   PAYLOAD_TYPES,
   type Probe,
   printableShare,
-} from './payload-inspect/detectors.js'
-import type { ToolDefinition } from './types.js'
-import { utf8Encode, wellFormedFields } from './unicode.js'
+} from './detectors.js'
 
 /** Request body of POST /payload-inspect (SPEC 2.2). */
 export const payloadInspectInput = z

@@ -1,7 +1,7 @@
 // Test-only (excluded from the build): schemas and values for the json-validate fuzzers.
 import fc from 'fast-check'
-import { jsonValue } from './common.arbitrary.js'
-import { invalidPattern, safePattern } from './json-schema/pattern.arbitrary.js'
+import { jsonValue } from './common.js'
+import { invalidPattern, safePattern } from './json-schema-pattern.js'
 
 /**
  * Fields whose strings the tool matches against caller-supplied regular expressions. The fuzzers

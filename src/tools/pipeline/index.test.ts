@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { MAX_OPERATIONS, type PipelineInput, pipeline, pipelineInput } from './pipeline.js'
-import { toolErrorOf } from './test-helpers.js'
+import { toolErrorOf } from '../../../test/helpers/tools.js'
+import { MAX_OPERATIONS, type PipelineInput, pipeline, pipelineInput } from './index.js'
 
 type Op = PipelineInput['operations'][number]['type']
 const run = (input: unknown, ...ops: Op[]) =>

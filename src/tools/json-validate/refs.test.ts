@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { toolErrorOf } from '../test-helpers.js'
+import { toolErrorOf } from '../../../test/helpers/tools.js'
 import { resolveRefs } from './refs.js'
 import { type SchemaObject, scanSchema } from './scan.js'
 

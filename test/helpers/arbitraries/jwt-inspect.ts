@@ -1,6 +1,6 @@
 // Test-only (excluded from the build): JWTs for the jwt-inspect fuzzers.
 import fc from 'fast-check'
-import { bytes, jsonValue, text } from './common.arbitrary.js'
+import { bytes, jsonValue, text } from './common.js'
 
 const b64url = (data: string | Uint8Array) => Buffer.from(data).toString('base64url')
 

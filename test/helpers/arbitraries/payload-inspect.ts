@@ -1,6 +1,6 @@
 // Test-only (excluded from the build): payloads for the payload-inspect fuzzers.
 import fc from 'fast-check'
-import { bytes, jsonValue, text } from './common.arbitrary.js'
+import { bytes, jsonValue, text } from './common.js'
 
 /** Text that looks like each payload type, or almost. */
 const payload = fc.oneof(

@@ -1,8 +1,8 @@
 // Test-only (excluded from the build): pipelines for the fuzzers.
 import fc from 'fast-check'
-import { bytes, jsonValue, text } from './common.arbitrary.js'
-import { OPERATION_TYPES, type OperationType } from './pipeline/ops.js'
-import { MAX_OPERATIONS } from './pipeline.js'
+import { MAX_OPERATIONS } from '../../../src/tools/pipeline/index.js'
+import { OPERATION_TYPES, type OperationType } from '../../../src/tools/pipeline/ops.js'
+import { bytes, jsonValue, text } from './common.js'
 
 /** Initial values: text, encoded text (so decoders have something to decode), or JSON values. */
 const input = fc.oneof(

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { fuzzParameters, fuzzTimeout, scaledRuns } from '../../test/helpers/fuzz/config.js'
-import { diffTexts } from './text-diff.arbitrary.js'
-import { textDiff } from './text-diff.js'
+import { diffTexts } from '../../../test/helpers/arbitraries/text-diff.js'
+import { fuzzParameters, fuzzTimeout, scaledRuns } from '../../../test/helpers/fuzz/config.js'
+import { textDiff } from './index.js'
 
 // `unified` must be a patch GNU patch applies: applied to `before`, it gives `after` byte for byte.
 // GNU patch runs as a subprocess, so the property runs 200 cases in `npm test` and 2,000 under

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { toolErrorOf } from './test-helpers.js'
-import { countLines, MAX_DIFF_LINES, textDiff, textDiffInput } from './text-diff.js'
+import { toolErrorOf } from '../../../test/helpers/tools.js'
+import { countLines, MAX_DIFF_LINES, textDiff, textDiffInput } from './index.js'
 
 describe('textDiff', () => {
   it('classifies lines and pairs a removed run with the added run after it', () => {

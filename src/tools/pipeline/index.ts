@@ -1,13 +1,12 @@
 import { z } from 'zod'
-import { encodeBase64 } from './codec/base64.js'
-import { encodeHex } from './codec/hex.js'
-import { lowerHex } from './fields.js'
-import { inspectJson } from './json-value.js'
-import { MAX_JSON_DEPTH, MAX_TEXT_BYTES, MiB } from './limits.js'
-import { OPERATION_TYPES, operations } from './pipeline/ops.js'
-import { canonicalBytes, type PipelineValue } from './pipeline/value.js'
-import { type ToolDefinition, ToolError } from './types.js'
-import { utf8DecodeStrict, utf8Encode, utf8Length } from './unicode.js'
+import { encodeBase64, encodeHex } from '../codec/rfc4648.js'
+import { lowerHex } from '../fields.js'
+import { inspectJson } from '../json-value.js'
+import { MAX_JSON_DEPTH, MAX_TEXT_BYTES, MiB } from '../limits.js'
+import { type ToolDefinition, ToolError } from '../types.js'
+import { utf8DecodeStrict, utf8Encode, utf8Length } from '../unicode.js'
+import { OPERATION_TYPES, operations } from './ops.js'
+import { canonicalBytes, type PipelineValue } from './value.js'
 
 /** Most operations per call (SPEC 8). */
 export const MAX_OPERATIONS = 12

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { payloadInspect, payloadInspectInput, shannonEntropy } from './payload-inspect.js'
-import { toolErrorOf } from './test-helpers.js'
+import { toolErrorOf } from '../../../test/helpers/tools.js'
+import { payloadInspect, payloadInspectInput, shannonEntropy } from './index.js'
 
 const RFC7519_JWS =
   'eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'
