@@ -1,6 +1,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import type { FacilitatorLink, FacilitatorReport } from '../payment/facilitator.js'
+import type { FacilitatorReport } from '../facilitators/types.js'
+import type { FacilitatorLink } from '../payment/facilitator.js'
 import type { RedisState } from '../redis.js'
 
 /** What telemetry reports about itself, without I/O (`Telemetry.health()`). */
