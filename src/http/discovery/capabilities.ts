@@ -16,9 +16,9 @@ import {
   didDocumentPath,
   JWKS_PATH,
   OFFER_RECEIPT,
+  RECEIPTS_VERIFY_PATH,
 } from '../../receipts/index.js'
 import type { ToolDefinition } from '../../tools/types.js'
-import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
 
 const price = z.object({
   atomic: z.string().describe('Atomic USDC units (6 decimals), the `amount` of every rail.'),

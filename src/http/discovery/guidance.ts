@@ -5,8 +5,8 @@ import {
   didDocumentPath,
   JWKS_PATH,
   OFFER_RECEIPT,
+  RECEIPTS_VERIFY_PATH,
 } from '../../receipts/index.js'
-import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
 
 /** A configured rail as the guidance names it: display name, CAIP-2 network, test or not. */
 export type GuidedRail = NamedNetwork & { network: string }

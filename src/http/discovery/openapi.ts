@@ -18,10 +18,12 @@ import {
   didDocumentPath,
   JWKS_PATH,
   OFFER_RECEIPT,
+  RECEIPTS_VERIFY_PATH,
+  verifyAnswerJsonSchema,
+  verifyRequestSchema,
 } from '../../receipts/index.js'
 import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
 import { healthSchema } from '../health.js'
-import { RECEIPTS_VERIFY_PATH, verifyAnswerJsonSchema, verifyRequestSchema } from '../receipts.js'
 import { capabilitiesSchema } from './capabilities.js'
 import { httpPaymentSteps, mcpPaymentSteps, receiptSteps, shortGuidance } from './guidance.js'
 import { statsSchema } from './stats-schema.js'
