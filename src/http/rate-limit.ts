@@ -6,8 +6,8 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible'
-import { RateLimitedError } from '../descriptions/errors.js'
 import { MCP_PATH } from '../descriptions/service-info.js'
+import { RateLimitedError } from '../failures/errors.js'
 import { logger } from '../logger.js'
 import type { ClientQuota } from '../payment/gate.js'
 import type { SharedRedis } from '../redis.js'

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { echoTool, fakeRails } from '../../../test/helpers/fakes.js'
-import { serviceErrorCodes } from '../../descriptions/error-codes.js'
-import { SERVICE_ERROR_CODES } from '../../descriptions/errors.js'
+import { SERVICE_ERROR_CODES, serviceErrorCodes } from '../../descriptions/error-codes.js'
 import { serviceLimits } from '../../descriptions/limits.js'
 import { catalog } from '../../tools/catalog.js'
 import type { ToolDefinition } from '../../tools/types.js'

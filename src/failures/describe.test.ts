@@ -1,20 +1,16 @@
 import { describe, expect, it } from 'vitest'
+import { SERVICE_ERROR_CODES } from '../descriptions/error-codes.js'
 import {
   FacilitatorUnavailableError,
   InvalidInputError,
+  InvalidJsonError,
   ShuttingDownError,
 } from '../payment/errors.js'
 import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import { TelemetryUnavailableError } from '../telemetry/types.js'
 import { ToolError } from '../tools/types.js'
-import {
-  describeFailure,
-  InvalidJsonError,
-  MethodNotAllowedError,
-  NotFoundError,
-  PayloadTooLargeError,
-  SERVICE_ERROR_CODES,
-} from './errors.js'
+import { describeFailure } from './describe.js'
+import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError } from './errors.js'
 
 describe('describeFailure', () => {
   it('gives each failure kind its code, the status of the table and its extras', () => {
