@@ -1,6 +1,7 @@
 import { Hono, type MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
+import { bazaarExtension } from '../descriptions/bazaar.js'
 import { logger } from '../logger.js'
 import type { PaymentGate } from '../payment/gate.js'
 import type { Rail } from '../payment/rails.js'
@@ -8,7 +9,7 @@ import type { Receipts } from '../receipts/index.js'
 import type { RedisState } from '../redis.js'
 import type { Stats } from '../telemetry/index.js'
 import type { ToolDefinition } from '../tools/types.js'
-import { httpBazaarExtension, registerDiscovery } from './discovery/index.js'
+import { registerDiscovery } from './discovery.js'
 import type { Drain } from './drain.js'
 import { toHttpFailure } from './failures.js'
 import { registerHealth, type TelemetryHealthLike } from './health.js'
@@ -170,7 +171,7 @@ export function createApp(deps: AppDeps): Hono {
   registerPaidRoutes(app, {
     ...deps,
     responseHeaders: sameForEveryResponse.recordFor,
-    extensionsFor: httpBazaarExtension,
+    extensionsFor: (tool) => bazaarExtension(tool, 'http'),
     ...(deps.rateLimit ? { quotaOf: deps.rateLimit.quotaOf } : {}),
   })
   for (const mount of deps.mounts ?? []) mount(app)

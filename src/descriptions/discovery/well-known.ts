@@ -1,8 +1,7 @@
 import { z } from 'zod'
-import { type NamedNetwork, serviceSummary, X402 } from '../../descriptions/service-info.js'
-import { networksInWords } from '../../payment/networks.js'
-import { usdcDecimal } from '../../payment/rails.js'
 import type { ToolDefinition } from '../../tools/types.js'
+import { type NamedNetwork, serviceSummary, X402 } from '../service-info.js'
+import { networksInWords, usdcDecimal } from '../words.js'
 
 /** Body of GET /.well-known/x402, the x402 discovery document read by x402scan and others. */
 export const wellKnownSchema = z

@@ -1,14 +1,4 @@
 import { z } from 'zod'
-import { toolInputSchema } from '../../descriptions/json-schema.js'
-import {
-  componentStem,
-  MCP_PATH,
-  SERVICE,
-  serviceSummary,
-  toolPrice,
-  X402,
-} from '../../descriptions/service-info.js'
-import type { Rail } from '../../payment/rails.js'
 import {
   DELIVERY_RECEIPT,
   DELIVERY_RECEIPT_TYPE,
@@ -19,6 +9,16 @@ import {
   RECEIPTS_VERIFY_PATH,
 } from '../../receipts/index.js'
 import type { ToolDefinition } from '../../tools/types.js'
+import { toolInputSchema } from '../json-schema.js'
+import {
+  componentStem,
+  MCP_PATH,
+  type PublishedRail,
+  SERVICE,
+  serviceSummary,
+  toolPrice,
+  X402,
+} from '../service-info.js'
 
 const price = z.object({
   atomic: z.string().describe('Atomic USDC units (6 decimals), the `amount` of every rail.'),
@@ -124,7 +124,7 @@ export interface CapabilitiesOptions {
   publicBaseUrl: string
   maxBodyBytes: number
   /** Configured rails: the description names their networks. */
-  rails: readonly Rail[]
+  rails: readonly PublishedRail[]
 }
 
 /**
@@ -165,7 +165,7 @@ export function fieldBounds(tool: ToolDefinition): Record<string, z.infer<typeof
  */
 export function buildCapabilities(
   options: CapabilitiesOptions,
-): (liveRails: readonly Rail[]) => Capabilities {
+): (liveRails: readonly PublishedRail[]) => Capabilities {
   const base = options.publicBaseUrl
   const tools = options.tools.map((tool) => {
     const stem = componentStem(tool)

@@ -1,19 +1,21 @@
-import { validateDiscoveryExtension } from '@x402/extensions/bazaar'
+import { validateDiscoveryExtension, validateDiscoveryExtensionSpec } from '@x402/extensions/bazaar'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { EXAMPLE_NOW_SECONDS } from '../../descriptions/examples.js'
-import { catalog } from '../../tools/catalog.js'
-import type { ToolDefinition } from '../../tools/types.js'
-import { httpBazaarExtension } from './bazaar.js'
+import { echoTool } from '../../test/helpers/fakes.js'
+import { catalog } from '../tools/catalog.js'
+import type { ToolDefinition } from '../tools/types.js'
+import { bazaarExtension } from './bazaar.js'
+import { EXAMPLE_NOW_SECONDS } from './examples.js'
+import { toolInputSchema } from './json-schema.js'
 
 type Bazaar = Parameters<typeof validateDiscoveryExtension>[0]
 
 function bazaarOf(tool: ToolDefinition) {
-  const { bazaar } = httpBazaarExtension(tool) as { bazaar: Bazaar }
+  const { bazaar } = bazaarExtension(tool, 'http') as { bazaar: Bazaar }
   return bazaar
 }
 
-describe('httpBazaarExtension', () => {
+describe('bazaarExtension over HTTP', () => {
   it.each(catalog.map((tool) => [tool.id, tool] as const))(
     '%s: POST with the example body and its real result, valid for the SDK validator',
     (_id, tool) => {
@@ -48,8 +50,8 @@ describe('httpBazaarExtension', () => {
 
   it('is identical on every build, so the echo of a paid retry matches', () => {
     for (const tool of catalog) {
-      expect(JSON.stringify(httpBazaarExtension(tool))).toBe(
-        JSON.stringify(httpBazaarExtension(tool)),
+      expect(JSON.stringify(bazaarExtension(tool, 'http'))).toBe(
+        JSON.stringify(bazaarExtension(tool, 'http')),
       )
     }
   })
@@ -81,5 +83,43 @@ describe('httpBazaarExtension', () => {
     const broken = structuredClone(bazaar)
     ;(broken.info.input as Record<string, unknown>).body = { value: { a: [true] } }
     expect(validateDiscoveryExtension(broken).valid).toBe(false)
+  })
+})
+
+describe('bazaarExtension over MCP', () => {
+  const tool = echoTool as ToolDefinition
+  const extension = bazaarExtension(tool, 'mcp')
+  const bazaar = extension.bazaar as Parameters<typeof validateDiscoveryExtension>[0]
+
+  it('describes the MCP tool with both the spec field `tool` and the SDK field `toolName`', () => {
+    expect(bazaar.info).toEqual({
+      input: {
+        type: 'mcp',
+        toolName: 'payload_echo',
+        tool: 'payload_echo',
+        description: 'Upper-cases text.',
+        transport: 'streamable-http',
+        inputSchema: toolInputSchema(tool),
+        example: { text: 'abc' },
+      },
+      output: { type: 'json', example: { ok: true, result: { upper: 'ABC' } } },
+    })
+  })
+
+  it('passes the SDK schema check and the bazaar spec check', () => {
+    expect(validateDiscoveryExtension(bazaar)).toEqual({ valid: true })
+    expect(validateDiscoveryExtensionSpec(bazaar as unknown as Record<string, unknown>)).toEqual({
+      valid: true,
+    })
+  })
+
+  it('requires `tool` in its schema, so info without it fails', () => {
+    const { tool: _dropped, ...input } = bazaar.info.input as Record<string, unknown>
+    const broken = { ...bazaar, info: { ...bazaar.info, input } } as typeof bazaar
+    expect(validateDiscoveryExtension(broken).valid).toBe(false)
+  })
+
+  it('is the same object every time (the payer echoes it back)', () => {
+    expect(bazaarExtension(tool, 'mcp')).toEqual(extension)
   })
 })

@@ -1,10 +1,10 @@
-import type { ErrorCodeDoc } from '../../descriptions/error-codes.js'
-import { toolExample } from '../../descriptions/examples.js'
-import { LIMITS_DOC, type LimitDoc, limitLines } from '../../descriptions/limits.js'
-import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from '../../descriptions/service-info.js'
 import { JWKS_PATH, RECEIPTS_VERIFY_PATH } from '../../receipts/index.js'
 import { formatBytes } from '../../tools/limits.js'
 import type { ToolDefinition } from '../../tools/types.js'
+import type { ErrorCodeDoc } from '../error-codes.js'
+import { toolExample } from '../examples.js'
+import { LIMITS_DOC, type LimitDoc, limitLines } from '../limits.js'
+import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from '../service-info.js'
 import {
   type GuidedRail,
   httpPaymentSteps,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { echoTool, fakeRails } from '../../../test/helpers/fakes.js'
-import { SERVICE_ERROR_CODES, serviceErrorCodes } from '../../descriptions/error-codes.js'
-import { serviceLimits } from '../../descriptions/limits.js'
 import { catalog } from '../../tools/catalog.js'
 import type { ToolDefinition } from '../../tools/types.js'
+import { SERVICE_ERROR_CODES, serviceErrorCodes } from '../error-codes.js'
+import { serviceLimits } from '../limits.js'
 import { buildLlmsTxt, EXAMPLE_PREFIX, llmsExamples } from './llms-txt.js'
 
 const BASE = 'https://tools.example'

@@ -1,17 +1,4 @@
 import { z } from 'zod'
-import type { ErrorCodeDoc } from '../../descriptions/error-codes.js'
-import { toolExample } from '../../descriptions/examples.js'
-import { hoistDefs, toolInputSchema, toolResultSchema } from '../../descriptions/json-schema.js'
-import { LIMITS_DOC, type LimitDoc, limitLines } from '../../descriptions/limits.js'
-import {
-  componentStem,
-  MCP_PATH,
-  SERVICE,
-  serviceSummary,
-  toolPrice,
-  X402,
-} from '../../descriptions/service-info.js'
-import type { Rail } from '../../payment/rails.js'
 import {
   DELIVERY_RECEIPT,
   deliveryClaimsSchema,
@@ -23,9 +10,22 @@ import {
   verifyRequestSchema,
 } from '../../receipts/index.js'
 import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
-import { healthSchema } from '../health.js'
+import type { ErrorCodeDoc } from '../error-codes.js'
+import { toolExample } from '../examples.js'
+import { hoistDefs, toolInputSchema, toolResultSchema } from '../json-schema.js'
+import { LIMITS_DOC, type LimitDoc, limitLines } from '../limits.js'
+import {
+  componentStem,
+  MCP_PATH,
+  type PublishedRail,
+  SERVICE,
+  serviceSummary,
+  toolPrice,
+  X402,
+} from '../service-info.js'
 import { capabilitiesSchema } from './capabilities.js'
 import { httpPaymentSteps, mcpPaymentSteps, receiptSteps, shortGuidance } from './guidance.js'
+import { healthSchema } from './health-schema.js'
 import { statsSchema } from './stats-schema.js'
 import { wellKnownSchema } from './well-known.js'
 
@@ -38,7 +38,7 @@ export interface OpenApiOptions {
   /** Base URL without trailing slash: the only `servers` entry. */
   publicBaseUrl: string
   /** Configured rails: their atomic amounts go into each paid operation's `x-payment-info`. */
-  rails: readonly Rail[]
+  rails: readonly PublishedRail[]
   /** Every failure `code`: the `ErrorCode` enum. */
   errorCodes: readonly ErrorCodeDoc[]
   /** Largest accepted body, in bytes (the 413 description). */
@@ -258,7 +258,7 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
 }
 
 /** `x-payment-info` of a paid operation: the price, in USD and per rail in atomic units. */
-function paymentInfo(tool: ToolDefinition, rails: readonly Rail[]) {
+function paymentInfo(tool: ToolDefinition, rails: readonly PublishedRail[]) {
   return {
     price: { mode: 'fixed', currency: 'USD', amount: toolPrice(tool).usdc },
     protocols: ['x402'],
@@ -275,7 +275,7 @@ function paymentInfo(tool: ToolDefinition, rails: readonly Rail[]) {
   }
 }
 
-function paidOperation(tool: ToolDefinition, rails: readonly Rail[]) {
+function paidOperation(tool: ToolDefinition, rails: readonly PublishedRail[]) {
   const stem = componentStem(tool)
   const example = toolExample(tool)
   const price = toolPrice(tool)

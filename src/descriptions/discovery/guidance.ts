@@ -1,5 +1,3 @@
-import { MCP_BRIDGE, MCP_PATH, type NamedNetwork, X402 } from '../../descriptions/service-info.js'
-import { networksInWords } from '../../payment/networks.js'
 import {
   DELIVERY_RECEIPT,
   didDocumentPath,
@@ -7,6 +5,8 @@ import {
   OFFER_RECEIPT,
   RECEIPTS_VERIFY_PATH,
 } from '../../receipts/index.js'
+import { MCP_BRIDGE, MCP_PATH, type NamedNetwork, X402 } from '../service-info.js'
+import { networksInWords } from '../words.js'
 
 /** A configured rail as the guidance names it: display name, CAIP-2 network, test or not. */
 export type GuidedRail = NamedNetwork & { network: string }

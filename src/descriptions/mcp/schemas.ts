@@ -1,29 +1,5 @@
-import {
-  toolInputSchema as bodySchema,
-  hoistDefs,
-  JSON_SCHEMA_DIALECT,
-  toolResultSchema,
-} from '../descriptions/json-schema.js'
-import type { JsonSchema, ToolDefinition } from '../tools/types.js'
-
-/**
- * JSON Schema (draft 2020-12) of a tool's `arguments`: the schema of its HTTP request body
- * (generated from its Zod input schema as the client sends it, defaults optional), so that MCP,
- * OpenAPI and the bazaar publish one schema.
- *
- * @example
- * toolInputSchema(hashTool)
- * // { $schema: '…/2020-12/schema', type: 'object', properties: { input: {…}, algorithm: {…} },
- * //   additionalProperties: false }
- * @throws {Error} when the schema is not an object schema (MCP requires `type: "object"`)
- */
-export function toolInputSchema(tool: ToolDefinition): JsonSchema {
-  const schema = bodySchema(tool)
-  if (schema.type !== 'object') {
-    throw new Error(`MCP tool ${tool.mcpName}: the input schema must be a JSON object schema`)
-  }
-  return schema
-}
+import type { JsonSchema, ToolDefinition } from '../../tools/types.js'
+import { hoistDefs, JSON_SCHEMA_DIALECT, toolResultSchema } from '../json-schema.js'
 
 /** `{ok: true, result}`: the success envelope of SPEC 2.1, also the paid `structuredContent`. */
 function successEnvelope(result: JsonSchema): JsonSchema {

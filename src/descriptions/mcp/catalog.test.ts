@@ -2,18 +2,17 @@ import { ToolSchema } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { validateDiscoveryExtension, validateDiscoveryExtensionSpec } from '@x402/extensions/bazaar'
 import { describe, expect, it } from 'vitest'
-import { toolExample } from '../descriptions/examples.js'
-import { catalog } from '../tools/catalog.js'
-import { mcpBazaarExtension } from './bazaar.js'
+import { catalog } from '../../tools/catalog.js'
+import { bazaarExtension } from '../bazaar.js'
+import { toolExample } from '../examples.js'
 import { listTool } from './listing.js'
-import { toolInputSchema } from './schemas.js'
 
 // The real catalogue through the MCP listing: every entry must make a valid MCP Tool, an
 // outputSchema the official client can compile, and a bazaar extension both validators accept.
 
 const rails = [
-  { id: 'evm' as const, network: 'eip155:8453' },
-  { id: 'solana' as const, network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp' },
+  { network: 'eip155:8453', name: 'Base' },
+  { network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', name: 'Solana' },
 ]
 
 describe('MCP listing of the catalogue', () => {
@@ -55,7 +54,7 @@ describe('MCP listing of the catalogue', () => {
 
   it('gives every tool a bazaar extension that both the SDK and the spec check accept', () => {
     for (const tool of catalog) {
-      const { bazaar } = mcpBazaarExtension(tool, toolInputSchema(tool)) as {
+      const { bazaar } = bazaarExtension(tool, 'mcp') as {
         bazaar: Parameters<typeof validateDiscoveryExtension>[0]
       }
       expect(validateDiscoveryExtension(bazaar), tool.mcpName).toEqual({ valid: true })

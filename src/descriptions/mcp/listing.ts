@@ -1,9 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
-import { networkInfo } from '../payment/networks.js'
-import type { RailId } from '../payment/rails.js'
-import { usdcDecimal } from '../payment/rails.js'
-import type { ToolDefinition } from '../tools/types.js'
-import { toolInputSchema, toolOutputSchema } from './schemas.js'
+import type { ToolDefinition } from '../../tools/types.js'
+import { toolInputSchema } from '../json-schema.js'
+import { usdcDecimal } from '../words.js'
+import { toolOutputSchema } from './schemas.js'
 
 /** `_meta` key of the price in a `tools/list` entry (a community convention, not x402 core). */
 export const PRICE_META_KEY = 'x402/price'
@@ -36,8 +35,10 @@ export interface AdvertisedPrice {
 
 /** A configured rail, as far as the listing needs it. */
 export interface ListedRail {
-  id: RailId
+  /** CAIP-2 network identifier. */
   network: string
+  /** Display name of the network, e.g. "Base". */
+  name: string
 }
 
 /**
@@ -46,12 +47,12 @@ export interface ListedRail {
  * and the tool id (the `tool` claim of its receipts).
  *
  * @example
- * listTool(hashTool, [{ id: 'evm', network: 'eip155:8453' }]).description
+ * listTool(hashTool, [{ network: 'eip155:8453', name: 'Base' }]).description
  * // 'SHA-2 digest of UTF-8 text. Price: 0.001 USDC per call (x402 v2, scheme exact, on Base). …'
  */
 export function listTool(tool: ToolDefinition, rails: readonly ListedRail[]): Tool {
   const display = `${usdcDecimal(tool.price)} USDC`
-  const on = rails.map((r) => networkInfo(r.network).name).join(' or ')
+  const on = rails.map((r) => r.name).join(' or ')
   const price: AdvertisedPrice = {
     amount: tool.price,
     currency: 'USDC',
