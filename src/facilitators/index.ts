@@ -23,7 +23,6 @@ export interface FacilitatorSpec {
   auth: FacilitatorAuthMode
 }
 
-/** Options of {@link createFacilitators}. */
 export interface FacilitatorsOptions {
   /** In order of preference; empty: no facilitator (every paid call fails closed). */
   facilitators: readonly FacilitatorSpec[]

@@ -9,7 +9,6 @@ export interface TelemetryHealthLike {
   status: 'ok' | 'degraded'
 }
 
-/** Options of {@link registerHealth}. */
 export interface HealthOptions {
   link: FacilitatorLink
   /** Telemetry's own last-known state; absent when the app runs without telemetry. */

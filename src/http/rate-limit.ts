@@ -14,7 +14,6 @@ import type { SharedRedis } from '../redis.js'
 import { clientAddress, clientBucket } from './client-address.js'
 import { toHttpFailure } from './failures.js'
 
-/** Options of {@link createRateLimit}. */
 export interface RateLimitOptions {
   /** Unpaid requests one client may make per window (RATE_LIMIT_POINTS); 0 disables the limit. */
   points: number

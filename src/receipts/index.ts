@@ -65,7 +65,6 @@ export const DELIVERY_RECEIPT_INFO_SCHEMA = {
   required: ['receipt'],
 } as const
 
-/** Options of {@link createReceipts}. */
 export interface ReceiptsOptions {
   /** The service's public base URL (PUBLIC_BASE_URL): every receipt's `iss`, and the did:web. */
   issuer: string

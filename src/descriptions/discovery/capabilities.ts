@@ -115,10 +115,8 @@ export const capabilitiesSchema = z
   })
   .describe('What the service offers and how to pay for it, for agents.')
 
-/** Body of GET /capabilities. */
 export type Capabilities = z.infer<typeof capabilitiesSchema>
 
-/** Options of {@link buildCapabilities}. */
 export interface CapabilitiesOptions {
   tools: readonly ToolDefinition[]
   publicBaseUrl: string

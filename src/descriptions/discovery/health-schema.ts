@@ -94,5 +94,4 @@ export const healthSchema = z
   })
   .describe('Health for load balancers: always 200 while the process serves.')
 
-/** Body of GET /health. */
 export type Health = z.infer<typeof healthSchema>

@@ -13,7 +13,6 @@ import {
   receiptSteps,
 } from './guidance.js'
 
-/** Options of {@link buildLlmsTxt}. */
 export interface LlmsTxtOptions {
   tools: readonly ToolDefinition[]
   publicBaseUrl: string

@@ -32,7 +32,6 @@ import { wellKnownSchema } from './well-known.js'
 /** The request id of the failure examples (a UUID, as the service makes them). */
 const EXAMPLE_REQUEST_ID = '0f8e5c2a-6b1d-4c3e-9a7f-2d4b6e8f1a3c'
 
-/** Options of {@link buildOpenApi}. */
 export interface OpenApiOptions {
   tools: readonly ToolDefinition[]
   /** Base URL without trailing slash: the only `servers` entry. */

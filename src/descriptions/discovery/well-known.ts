@@ -19,10 +19,8 @@ export const wellKnownSchema = z
   })
   .describe('x402 payment discovery document.')
 
-/** Body of GET /.well-known/x402. */
 export type WellKnownX402 = z.infer<typeof wellKnownSchema>
 
-/** Options of {@link buildWellKnown}. */
 export interface WellKnownOptions {
   tools: readonly ToolDefinition[]
   publicBaseUrl: string

@@ -57,7 +57,7 @@ export function decodeBase64Strict(text: string, unit: OffsetUnit = 'character')
 }
 
 // One alphabet, no whitespace, padding only at the end: the common case, checked by the regex
-// engine in native code (about 30× faster than the scan on 64 KiB).
+// engine in native code instead of the character scan.
 const STANDARD_TEXT = /^[A-Za-z0-9+/]*(={0,2})$/
 const URL_TEXT = /^[A-Za-z0-9_-]*(={0,2})$/
 
