@@ -3,7 +3,7 @@ import { diffLines } from 'diff'
 import { base64 } from '../src/tools/base64.js'
 import { hash } from '../src/tools/hash.js'
 import { hmac } from '../src/tools/hmac.js'
-import { textDiff } from '../src/tools/text-diff.js'
+import { textDiff } from '../src/tools/text-diff/index.js'
 import { median, table, timePerCall, us } from './measure.js'
 import { type BenchMode, pick } from './mode.js'
 

@@ -30,7 +30,7 @@ podman-compose  /usr/bin/podman-compose
 '
 # What uses them: nginx (src/devnet/nginx.test.ts, test/cluster.e2e.test.ts,
 # test/ratelimit-nginx.e2e.test.ts, `npm run cluster`), chromium (test/landing.browser.test.ts),
-# patch (src/tools/text-diff.fuzz.test.ts), redis-server and postgresql (the cluster test and
+# patch (src/tools/text-diff/index.fuzz.test.ts), redis-server and postgresql (the cluster test and
 # src/devnet/ start their own servers from these binaries; the machine's own PostgreSQL on 5432
 # and Redis on 6379 are services, started before a session and by .ci/run), prometheus
 # (`promtool check/test rules` in test/observability.test.ts, Prometheus in `npm run cluster`; its

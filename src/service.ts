@@ -7,7 +7,14 @@ import { createRateLimit } from './http/rate-limit.js'
 import { createLifecycle, type Lifecycle } from './lifecycle.js'
 import { resolveAllowList } from './mcp/dns-rebinding.js'
 import { registerMcp } from './mcp/server.js'
-import { createMetrics, type Metrics, metricsEndpoint, timedFacilitator } from './metrics/index.js'
+import {
+  countNote,
+  countPayment,
+  createMetrics,
+  type Metrics,
+  metricsEndpoint,
+  timedFacilitator,
+} from './metrics/index.js'
 import { assertPaidCallBudget, worstSettleMs } from './payment/budget.js'
 import {
   createFacilitatorLink,
@@ -16,7 +23,6 @@ import {
 } from './payment/facilitator.js'
 import {
   createPaymentGate,
-  type PaymentEvent,
   type PaymentGate,
   type PaymentNote,
   type PaymentObserver,
@@ -97,32 +103,6 @@ export function createServiceMetrics(config: Config): Metrics | undefined {
   return createMetrics({
     tools: catalog.map((tool) => tool.id),
     networks: configuredRails(config).map((rail) => rail.network),
-  })
-}
-
-/**
- * Counts a payment event of the gate: every outcome but `verified`, so that each paid call counts
- * once, by how it ended; a settled one adds its amount to the revenue.
- */
-function countPayment(metrics: Metrics, event: PaymentEvent): void {
-  if (event.outcome === 'verified') return
-  const { tool, network, transport, outcome } = event
-  metrics.payment({ tool, network, transport, outcome })
-  if (outcome === 'settled') metrics.settledAtomic(network, event.amount)
-}
-
-/**
- * Counts what the gate notes besides payment events: refusals, failed verifies and replays. A
- * settlement in doubt is already counted by its `settle_failed` event.
- */
-function countNote(metrics: Metrics, note: PaymentNote): void {
-  if (note.outcome === 'settle_unknown') return
-  metrics.payment({
-    tool: note.tool,
-    network: note.network ?? 'unknown',
-    transport: note.transport,
-    outcome: note.outcome,
-    ...(note.code ? { code: note.code } : {}),
   })
 }
 

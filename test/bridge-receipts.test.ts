@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { applyDefaults, canonicalSha256 } from '../clients/mcp-bridge/src/receipts.js'
-import { listTool } from '../src/mcp/listing.js'
+import { listTool } from '../src/descriptions/mcp/listing.js'
 import { checkedInput } from '../src/runner/check.js'
 import { catalog } from '../src/tools/catalog.js'
 import { fuzzParameters, scaledRuns } from './helpers/fuzz/config.js'

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
-import { scanSchema } from '../src/tools/json-schema/scan.js'
-import { jsonValidateTool } from '../src/tools/json-validate.js'
+import { jsonValidateTool } from '../src/tools/json-validate/index.js'
+import { scanSchema } from '../src/tools/json-validate/scan.js'
 import { ToolError } from '../src/tools/types.js'
 
 /**

@@ -2,8 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-// The folders import only downward: http/ and mcp/ are siblings that never import each other,
-// and descriptions/ (what both publish) imports neither. src/service.ts composes them.
+// The folders import only downward (README "How it is built", DESIGN.md): the leaves import
+// nothing of ours but the logger (the runner also the JSON bounds of src/json-bounds.ts, which
+// import nothing), descriptions/ publishes what is below it, http/ and mcp/ are
+// sibling adapters that never import each other, and src/service.ts composes them. A test file
+// may reach further (fakes, the devnet), so the rules on leaves apply to the sources alone.
 
 const SRC = new URL('../src/', import.meta.url).pathname
 
@@ -13,37 +16,83 @@ function files(dir: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name))
 }
 
-/** The `src/` folders a file imports from, e.g. ['payment', 'tools']. */
-function importedFolders(file: string): string[] {
+const sources = (dir: string) => files(dir).filter((file) => !file.endsWith('.test.ts'))
+
+/** What a file imports of ours: the `src/` folder or top-level module, e.g. 'tools' or 'logger'. */
+function imports(file: string): { target: string; typeOnly: boolean }[] {
   const text = readFileSync(file, 'utf8')
-  const folders = new Set<string>()
-  for (const [, specifier] of text.matchAll(/from '(\.[^']+)'/g)) {
+  const found: { target: string; typeOnly: boolean }[] = []
+  for (const [, type, specifier] of text.matchAll(
+    /(?:^|\n)(?:import|export)\s+(type\s+)?[^'";]*?from '(\.[^']+)'/g,
+  )) {
     const target = relative(SRC, join(file, '..', specifier as string))
-    if (!target.startsWith('..')) folders.add(target.split('/')[0] as string)
+    if (target.startsWith('..')) continue
+    found.push({ target: (target.split('/')[0] as string).replace(/\.js$/, ''), typeOnly: !!type })
   }
-  return [...folders]
+  return found
+}
+
+/** `<file> -> <target>` for each import of `files` whose target `bad` picks. */
+function offenders(list: string[], bad: (target: string, typeOnly: boolean) => boolean): string[] {
+  return list.flatMap((file) => {
+    const own = relative(SRC, file).split('/')[0]
+    return imports(file)
+      .filter(({ target, typeOnly }) => target !== own && bad(target, typeOnly))
+      .map(({ target }) => `${relative(SRC, file)} -> ${target}`)
+  })
 }
 
 describe('layout', () => {
+  it('reads the imports it judges', () => {
+    // The parser above, on known files: a regression here would make every rule pass vacuously.
+    expect(imports(join(SRC, 'http/receipts.ts')).map((i) => i.target)).toEqual(
+      expect.arrayContaining(['payment', 'receipts', 'runner', 'tools']),
+    )
+    expect(imports(join(SRC, 'receipts/verification.ts'))).toContainEqual({
+      target: 'tools',
+      typeOnly: true,
+    })
+  })
+
+  it.each([
+    ['tools', [], files],
+    ['metrics', [], files],
+    ['facilitators', ['logger'], sources],
+    ['telemetry', ['logger'], sources],
+    ['runner', ['tools', 'logger', 'json-bounds'], sources],
+    ['receipts', ['tools', 'logger'], files],
+    ['descriptions', ['tools', 'receipts'], files],
+  ] as const)('src/%s imports nothing of ours but %j', (dir, allowed, pick) => {
+    expect(
+      offenders(pick(dir), (target) => !(allowed as readonly string[]).includes(target)),
+    ).toEqual([])
+  })
+
+  it('src/receipts takes only types from the tools', () => {
+    expect(
+      offenders(files('receipts'), (target, typeOnly) => target === 'tools' && !typeOnly),
+    ).toEqual([])
+  })
+
   it.each([
     ['http', ['mcp']],
     ['mcp', ['http']],
-    ['descriptions', ['http', 'mcp']],
+    ['failures', ['http', 'mcp']],
+    ['payment', ['http', 'mcp', 'failures', 'descriptions']],
   ])('src/%s imports none of %j', (dir, forbidden) => {
-    const offenders = files(dir).flatMap((file) =>
-      importedFolders(file)
-        .filter((folder) => forbidden.includes(folder))
-        .map((folder) => `${relative(SRC, file)} -> ${folder}`),
-    )
-    expect(offenders).toEqual([])
+    expect(offenders(files(dir), (target) => forbidden.includes(target))).toEqual([])
   })
 
-  it('src/receipts imports nothing of ours', () => {
-    const offenders = files('receipts').flatMap((file) =>
-      importedFolders(file)
-        .filter((folder) => folder !== 'receipts')
-        .map((folder) => `${relative(SRC, file)} -> ${folder}`),
-    )
-    expect(offenders).toEqual([])
+  it('only the devnet and tests know that a chain is local', () => {
+    const outside = readdirSync(SRC, { withFileTypes: true })
+      .filter((entry) => entry.name !== 'devnet')
+      .flatMap((entry) =>
+        entry.isDirectory()
+          ? sources(entry.name)
+          : entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')
+            ? [join(SRC, entry.name)]
+            : [],
+      )
+    expect(offenders(outside, (target) => target === 'devnet')).toEqual([])
   })
 })

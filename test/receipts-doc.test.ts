@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs'
 import canonicalize from 'canonicalize'
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose'
 import { describe, expect, it } from 'vitest'
-import { verifyAnswerJsonSchema } from '../src/http/receipts.js'
-import { deliveryClaimsSchema } from '../src/receipts/index.js'
+import { deliveryClaimsSchema, verifyAnswerJsonSchema } from '../src/receipts/index.js'
 import { hashTool } from '../src/tools/hash.js'
 
 // docs/receipts.md must stay true: its tables name exactly the claims and the reasons of the code,

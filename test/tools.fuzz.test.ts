@@ -2,7 +2,6 @@ import './helpers/fuzz/regexp-engine.js'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { catalog } from '../src/tools/catalog.js'
-import { fixedEnv } from '../src/tools/test-helpers.js'
 import { type ToolDefinition, ToolError } from '../src/tools/types.js'
 import { safeParseUntrusted } from '../src/tools/untrusted-parse.js'
 import { isToolErrorCode } from './helpers/error-codes.js'
@@ -10,6 +9,7 @@ import { echoTool } from './helpers/fakes.js'
 import { expectJsonSafe, expectPreserved } from './helpers/fuzz/checks.js'
 import { FUZZ_RUNS, fuzzParameters, fuzzTimeout } from './helpers/fuzz/config.js'
 import { type CaseKind, type FuzzCase, toolArbitraries, toolCases } from './helpers/fuzz/inputs.js'
+import { fixedEnv } from './helpers/tools.js'
 
 // Property-based fuzzing of every catalogue tool on the path the payment gate takes:
 // `safeParseUntrusted(tool.input, JSON.parse(body))` (Zod's safeParse, src/tools/untrusted-parse.ts),
@@ -89,6 +89,24 @@ describe.each(catalog.map((tool) => [tool.id, tool] as const))('fuzzing %s run',
       expect(counts.ok).toBeGreaterThanOrEqual(FUZZ_RUNS * 0.1)
     },
     fuzzTimeout(60_000),
+  )
+})
+
+describe('fuzz generators', () => {
+  // Found by the tool's id in test/helpers/arbitraries/: a misplaced file would silently fall back
+  // to schema-derived inputs only.
+  it.each(catalog.map((tool) => [tool.id, tool] as const))(
+    '%s has its own generator of valid inputs',
+    async (_id, tool) => {
+      const own = await toolArbitraries(tool)
+      expect(own?.validInputs).toBeDefined()
+      for (const input of fc.sample(own?.validInputs ?? fc.constant(null), {
+        numRuns: 20,
+        seed: 1,
+      })) {
+        expect(safeParseUntrusted(tool.input, input).success).toBe(true)
+      }
+    },
   )
 })
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { hoistDefs } from './json-schema.js'
+import { echoTool } from '../../test/helpers/fakes.js'
+import type { ToolDefinition } from '../tools/types.js'
+import { hoistDefs, toolInputSchema } from './json-schema.js'
 
 describe('hoistDefs', () => {
   it('moves $defs out, renames them and rewrites every reference', () => {
@@ -68,5 +70,27 @@ describe('hoistDefs', () => {
       },
     })
     expect(Object.keys(defs)).toEqual(['T_x', 'T_a_b'])
+  })
+})
+
+describe('toolInputSchema', () => {
+  it('is the schema of the body as sent, defaults optional', () => {
+    const tool = {
+      ...echoTool,
+      input: z.object({ text: z.string(), upper: z.boolean().default(true) }).strict(),
+    } as unknown as ToolDefinition
+    expect(toolInputSchema(tool)).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { text: { type: 'string' }, upper: { default: true, type: 'boolean' } },
+      required: ['text'],
+      additionalProperties: false,
+    })
+  })
+
+  it('refuses a non-object input schema (a JSON body; MCP requires type: object)', () => {
+    expect(() => toolInputSchema({ ...echoTool, input: z.string() } as ToolDefinition)).toThrow(
+      'MCP tool payload_echo: the input schema must be a JSON object schema',
+    )
   })
 })

@@ -5,15 +5,21 @@ import type { JsonSchema, ToolDefinition } from '../tools/types.js'
 export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema'
 
 /**
- * JSON Schema (draft 2020-12) of a tool's request body, as a client must send it (`io: 'input'`:
- * fields with defaults are optional).
+ * JSON Schema (draft 2020-12) of a tool's request body and MCP `arguments`, as a client must send
+ * it (`io: 'input'`: fields with defaults are optional): OpenAPI, the bazaar and MCP publish this
+ * one schema.
  *
  * @example
  * toolInputSchema(hashTool)
  * // { $schema: '…/2020-12/schema', type: 'object', properties: { input: {…}, algorithm: {…} }, … }
+ * @throws {Error} when it is not an object schema (a body is a JSON object; MCP requires one)
  */
 export function toolInputSchema(tool: ToolDefinition): JsonSchema {
-  return z.toJSONSchema(tool.input, { target: 'draft-2020-12', io: 'input' }) as JsonSchema
+  const schema = z.toJSONSchema(tool.input, { target: 'draft-2020-12', io: 'input' }) as JsonSchema
+  if (schema.type !== 'object') {
+    throw new Error(`MCP tool ${tool.mcpName}: the input schema must be a JSON object schema`)
+  }
+  return schema
 }
 
 /** JSON Schema (draft 2020-12) of a tool's `result`. */

@@ -1,6 +1,5 @@
-import { networksInWords } from '../payment/networks.js'
-import { usdcDecimal } from '../payment/rails.js'
 import type { ToolDefinition } from '../tools/types.js'
+import { networksInWords, usdcDecimal } from './words.js'
 
 /** Name and interface version (SPEC 9) of the service, as every discovery surface states them. */
 export const SERVICE = { name: 'Payload Tools', version: '0.3.0' } as const
@@ -10,6 +9,16 @@ export interface NamedNetwork {
   /** e.g. "Base Sepolia" (a `Rail`'s `name`). */
   name: string
   testnet: boolean
+}
+
+/** A configured rail as the documents publish it; a payment `Rail` is one. */
+export interface PublishedRail extends NamedNetwork {
+  /** CAIP-2 network identifier. */
+  network: string
+  /** USDC contract (EVM) or mint (Solana). */
+  asset: string
+  /** Receiving address. */
+  payTo: string
 }
 
 /**

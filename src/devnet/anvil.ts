@@ -30,8 +30,8 @@ let devMasterKey: HDKey | undefined
  * devAccount(0).address // '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'
  */
 export function devAccount(index: number): DevAccount {
-  // BIP-39 seed = PBKDF2-HMAC-SHA512(mnemonic, "mnemonic", 2048 rounds). node:crypto does it in
-  // ~2 ms; viem's mnemonicToAccount recomputes it in pure JS (~80 ms) for every account.
+  // BIP-39 seed = PBKDF2-HMAC-SHA512(mnemonic, "mnemonic", 2048 rounds), once with node:crypto:
+  // viem's mnemonicToAccount recomputes it in pure JS for every account, much slower.
   devMasterKey ??= HDKey.fromMasterSeed(
     pbkdf2Sync(DEV_MNEMONIC.normalize('NFKD'), 'mnemonic', 2048, 64, 'sha512'),
   )

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
 import { createPayAIAuthHeaders } from '@payai/facilitator'
 import type { FacilitatorConfig } from '@x402/core/server'
-import type { FacilitatorAuthMode } from '../payment/facilitator.js'
+import type { FacilitatorAuthMode } from './types.js'
 
 /** An API key pair as a facilitator's portal issues it. Never logged. */
 export interface ApiKey {

@@ -54,14 +54,11 @@ function excerpt(text: string, limit = 200): string {
  * postJson}) instead of `fetch`, and the payment serialised once instead of three times; the SDK's
  * `getSupported` (every few minutes) is unchanged.
  *
- * Why: on the paid path, each `fetch` cost the main thread about 0.5 ms here (undici builds a
- * Request, validates its headers in JavaScript, streams and tees the body, streams the answer)
- * and about 80 KiB of garbage, and the SDK copies the PaymentPayload and the requirements through
- * `JSON.parse(JSON.stringify(…))` (its private `toJsonSafe`) before serialising them again. For
- * one paid call (verify + settle) that was 1 ms of the 2.3 ms of main-thread CPU, and about a
- * third of all its CPU with the garbage collection: with this transport, paid calls went from
- * 0.51 to 0.86 of the official middleware's rate (bench/README.md, "Paid calls against the peer";
- * reported upstream, docs/upstream.md).
+ * Why: `fetch` is the largest cost of the main thread on the paid path (undici builds a Request,
+ * validates its headers in JavaScript, streams and tees the body, streams the answer, and leaves
+ * much garbage), and the SDK copies the PaymentPayload and the requirements through
+ * `JSON.parse(JSON.stringify(…))` (its private `toJsonSafe`) before serialising them again
+ * (reported upstream, docs/upstream.md).
  *
  * What it answers is the SDK's, reproduced from its 2.27 source and checked against it on the
  * same answers (client.test.ts, failures.test.ts): the request body (BigInts as strings), a 2xx
@@ -118,9 +115,8 @@ const bodies = new WeakMap<PaymentPayload, { requirements: PaymentRequirements; 
  * paymentRequirements}`), the same for both: the settle of a payment reuses the body its verify
  * made when it is given the same two objects, as `x402ResourceServer` passes them. The gate never
  * changes a payment or its requirements once presented (the SDK's hooks are handed them, and the
- * only extension registered, offer-receipt, enriches responses, not payments). Serialising the
- * payment of `/hash` (3 KB with the echoed bazaar declaration) cost about 40 µs of main-thread
- * time per request on Node 24 (bench/README.md, "Paid calls against the peer").
+ * only extension registered, offer-receipt, enriches responses, not payments), and a payment that
+ * echoes the bazaar declaration is several KB to serialise.
  */
 function requestBody(
   paymentPayload: PaymentPayload,
@@ -139,9 +135,8 @@ function requestBody(
 
 /**
  * The JSON of a request, BigInts as strings, as the SDK writes it. Without a replacer first: a
- * replacer makes `JSON.stringify` call back for every value, three times slower on a payment that
- * echoes our extensions (about 45 against 15 µs here); only a value that holds a BigInt (which
- * throws) is written again with it.
+ * replacer makes `JSON.stringify` call back for every value; only a value that holds a BigInt
+ * (which throws) is written again with it.
  */
 function requestJson(value: unknown): string {
   try {
@@ -216,7 +211,7 @@ function withExtensionResponses<T extends object>(result: T, answer: Facilitator
  * `FacilitatorConfig` documents), and making only the headers of the endpoint being called: the
  * SDK asks `createAuthHeaders(path)` (public) for one path, but its config callback returns all
  * three, so a CDP JWT for each of verify, settle and supported would be signed on every request
- * (an ES256 CDP JWT costs about 1 to 3 ms of CPU here). Should a later SDK stop asking per path,
+ * (a signature is CPU on the paid path). Should a later SDK stop asking per path,
  * the config callback still authenticates every request.
  */
 class PerEndpointAuthClient extends FacilitatorHttpClient {

@@ -1,14 +1,20 @@
 import type { FacilitatorClient } from '@x402/core/server'
-import type { FacilitatorAuthMode } from '../payment/facilitator.js'
 import { type FacilitatorCredentials, facilitatorAuth } from './auth.js'
 import { createHttpFacilitatorClient } from './client.js'
 import { createFacilitatorRouter, type FacilitatorRouter } from './router.js'
+import type { FacilitatorAuthMode } from './types.js'
 
 export type { ApiKey, FacilitatorCredentials } from './auth.js'
 export { cdpKeySecret, payaiKeySecret } from './auth.js'
 export { failureKind, httpStatusOf, neverReached, shortReason } from './failures.js'
 export type { FacilitatorRouter } from './router.js'
 export { createFacilitatorRouter } from './router.js'
+export type {
+  FacilitatorAuthMode,
+  FacilitatorReport,
+  FacilitatorRoutes,
+  FacilitatorState,
+} from './types.js'
 
 /** One configured facilitator: FACILITATOR_URL's entry and FACILITATOR_AUTH's at the same place. */
 export interface FacilitatorSpec {
@@ -17,7 +23,6 @@ export interface FacilitatorSpec {
   auth: FacilitatorAuthMode
 }
 
-/** Options of {@link createFacilitators}. */
 export interface FacilitatorsOptions {
   /** In order of preference; empty: no facilitator (every paid call fails closed). */
   facilitators: readonly FacilitatorSpec[]

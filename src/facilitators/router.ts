@@ -9,12 +9,8 @@ import {
   type VerifyResponse,
 } from '@x402/core/types'
 import { logger } from '../logger.js'
-import type {
-  FacilitatorAuthMode,
-  FacilitatorReport,
-  FacilitatorRoutes,
-} from '../payment/facilitator.js'
 import { failureKind, marksDown, neverReached, shortReason } from './failures.js'
+import type { FacilitatorAuthMode, FacilitatorReport, FacilitatorRoutes } from './types.js'
 
 /**
  * Whether a failed call still shows the facilitator working: its verdict on the payment, or its

@@ -1,6 +1,7 @@
 import { Hono, type MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { HTTPException } from 'hono/http-exception'
+import { bazaarExtension } from '../descriptions/bazaar.js'
 import { logger } from '../logger.js'
 import type { PaymentGate } from '../payment/gate.js'
 import type { Rail } from '../payment/rails.js'
@@ -8,7 +9,7 @@ import type { Receipts } from '../receipts/index.js'
 import type { RedisState } from '../redis.js'
 import type { Stats } from '../telemetry/index.js'
 import type { ToolDefinition } from '../tools/types.js'
-import { httpBazaarExtension, registerDiscovery } from './discovery/index.js'
+import { registerDiscovery } from './discovery.js'
 import type { Drain } from './drain.js'
 import { toHttpFailure } from './failures.js'
 import { registerHealth, type TelemetryHealthLike } from './health.js'
@@ -89,10 +90,8 @@ export function createApp(deps: AppDeps): Hono {
   app.use(async (c, next) => {
     const started = performance.now()
     await next()
-    // An unpaid 402 (crawlers and agents probing prices) is logged at debug: it is the most
-    // frequent answer and the cheapest, and one log line costs about as much as the rest of it
-    // (bench/README.md, "Rate limiter and the 402 path"). So is a served Prometheus scrape, which
-    // comes every few seconds. Everything else at info.
+    // An unpaid 402 (price probes) is logged at debug: the most frequent answer, whose log line
+    // would cost about as much as the rest of it; so is a Prometheus scrape. Everything else at info.
     const status = c.res.status
     const level =
       (status === 402 && !c.req.header('payment-signature')) ||
@@ -125,9 +124,8 @@ export function createApp(deps: AppDeps): Hono {
       throw new HTTPException(413)
     },
   })
-  // hono's bodyLimit reads `c.req.raw.body` first, which makes @hono/node-server build a
-  // web-stream Request and leave its fast body path: GETs 4× and POSTs 2.5× slower here. A
-  // declared Content-Length is checked from the header; only a body without one (chunked)
+  // hono's bodyLimit reads `c.req.raw.body`, which makes @hono/node-server leave its fast body
+  // path; so a declared Content-Length is checked from the header, and only a chunked body
   // streams through bodyLimit, which counts it.
   app.use((c, next) => {
     if (c.req.method !== 'POST') return next()
@@ -170,7 +168,7 @@ export function createApp(deps: AppDeps): Hono {
   registerPaidRoutes(app, {
     ...deps,
     responseHeaders: sameForEveryResponse.recordFor,
-    extensionsFor: httpBazaarExtension,
+    extensionsFor: (tool) => bazaarExtension(tool, 'http'),
     ...(deps.rateLimit ? { quotaOf: deps.rateLimit.quotaOf } : {}),
   })
   for (const mount of deps.mounts ?? []) mount(app)

@@ -1,11 +1,7 @@
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import {
-  describeFailure,
-  type FailureBody,
-  NotFoundError,
-  PayloadTooLargeError,
-} from '../descriptions/errors.js'
+import { describeFailure, type FailureBody } from '../failures/describe.js'
+import { NotFoundError, PayloadTooLargeError } from '../failures/errors.js'
 import { paymentRequiredHeader, settlementHeader } from './headers.js'
 
 /** A failure as an HTTP response: status, envelope and headers. */

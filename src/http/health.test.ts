@@ -2,9 +2,10 @@ import { FacilitatorTimeoutError } from '@x402/core/types'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
 import { FAKE_FEE_PAYER, FAKE_SOLANA, fakeGate, fakeRails } from '../../test/helpers/fakes.js'
+import { healthSchema } from '../descriptions/discovery/health-schema.js'
 import { createFacilitatorRouter } from '../facilitators/router.js'
 import { createFacilitatorLink } from '../payment/facilitator.js'
-import { checkHealth, healthSchema, registerHealth } from './health.js'
+import { checkHealth, registerHealth } from './health.js'
 
 const BOTH = [
   { id: 'evm', network: 'eip155:8453', live: true },

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono'
 import type { NotFoundHandler } from 'hono/types'
-import { MethodNotAllowedError, NotFoundError } from '../descriptions/errors.js'
+import { MethodNotAllowedError, NotFoundError } from '../failures/errors.js'
 import { toHttpFailure } from './failures.js'
 
 /**

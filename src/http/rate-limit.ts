@@ -6,15 +6,14 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible'
-import { RateLimitedError } from '../descriptions/errors.js'
 import { MCP_PATH } from '../descriptions/service-info.js'
+import { RateLimitedError } from '../failures/errors.js'
 import { logger } from '../logger.js'
 import type { ClientQuota } from '../payment/quota.js'
 import type { SharedRedis } from '../redis.js'
 import { clientAddress, clientBucket } from './client-address.js'
 import { toHttpFailure } from './failures.js'
 
-/** Options of {@link createRateLimit}. */
 export interface RateLimitOptions {
   /** Unpaid requests one client may make per window (RATE_LIMIT_POINTS); 0 disables the limit. */
   points: number

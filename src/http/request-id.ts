@@ -25,9 +25,7 @@ export const MAX_REQUEST_ID_LENGTH = 128
  * its own (the MCP transport's) replaces with its headers: the header is added to such a response
  * afterwards, unless the handler wrote it itself with {@link requestIdHeader} (the paid routes):
  * adding a header to a finished Response makes Hono copy it into a new undici Response, body
- * stream and every header (the 6 KiB `PAYMENT-REQUIRED` checked character by character), which
- * cost a paid call about a quarter of its main-thread time (bench/README.md, "Paid calls against
- * the peer").
+ * stream and every header (the large `PAYMENT-REQUIRED` checked character by character).
  *
  * @example
  * app.use(requestIds()) // first, so that the request log line carries the id too

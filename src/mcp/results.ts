@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { SettleResponse } from '@x402/core/types'
-import { describeFailure } from '../descriptions/errors.js'
 import { X402 } from '../descriptions/service-info.js'
+import { describeFailure } from '../failures/describe.js'
 
 /** `params._meta` key of the PaymentPayload on `tools/call` (x402 v2 MCP transport). */
 export const PAYMENT_META_KEY = X402.mcpPaymentMeta

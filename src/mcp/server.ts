@@ -12,18 +12,18 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import type { ResourceInfo } from '@x402/core/types'
 import type { Context, Hono } from 'hono'
-import { describeFailure } from '../descriptions/errors.js'
+import { bazaarExtension } from '../descriptions/bazaar.js'
+import { type ListedRail, listTool } from '../descriptions/mcp/listing.js'
 import { MCP_PATH, SERVICE, serviceSummary } from '../descriptions/service-info.js'
+import { networksInWords } from '../descriptions/words.js'
+import { describeFailure } from '../failures/describe.js'
 import { logger } from '../logger.js'
 import type { ClientQuota, PaymentGate } from '../payment/gate.js'
-import { networkInfo, networksInWords } from '../payment/networks.js'
+import { networkInfo } from '../payment/networks.js'
 import { requestPoints } from '../payment/quota.js'
 import type { ToolDefinition } from '../tools/types.js'
-import { mcpBazaarExtension } from './bazaar.js'
 import { type AllowList, dnsRebindingProtection, resolveAllowList } from './dns-rebinding.js'
-import { type ListedRail, listTool } from './listing.js'
 import { FAILURE_META_KEY, failureResult, PAYMENT_META_KEY, paidResult } from './results.js'
-import { toolInputSchema } from './schemas.js'
 
 /** What the MCP endpoint is built from. */
 export interface McpOptions {
@@ -107,7 +107,9 @@ export function createMcpHandler(
 ): (body: Uint8Array, request: Request, quota?: ClientQuota) => Promise<Response> {
   const { gate } = options
   const version = options.version ?? SERVICE.version
-  const rails: ListedRail[] = gate.link.status().rails.map(({ id, network }) => ({ id, network }))
+  const rails: ListedRail[] = gate.link
+    .status()
+    .rails.map(({ network }) => ({ network, name: networkInfo(network).name }))
   const entries = new Map<string, McpEntry>()
   for (const tool of options.tools) {
     entries.set(tool.mcpName, {
@@ -120,7 +122,7 @@ export function createMcpHandler(
         description: tool.description,
         mimeType: 'application/json',
       },
-      extensions: mcpBazaarExtension(tool, toolInputSchema(tool)),
+      extensions: bazaarExtension(tool, 'mcp'),
     })
   }
   const listed = { tools: [...entries.values()].map((e) => e.listed) }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { networkInfo, networksInWords, STAGE_NETWORKS, solanaUsdc } from './networks.js'
+import { networkInfo, STAGE_NETWORKS, solanaUsdc } from './networks.js'
 
 describe('STAGE_NETWORKS', () => {
   it('holds USDC on Base and Solana mainnet, and on Base Sepolia and Solana devnet', () => {
@@ -60,31 +60,5 @@ describe('networkInfo', () => {
     const other = 'solana:11111111111111111111111111111111'
     expect(networkInfo(other)).toEqual({ name: other, testnet: false })
     expect(networkInfo(other, 'testnet')).toEqual({ name: other, testnet: true })
-  })
-})
-
-describe('networksInWords', () => {
-  const base = { name: 'Base', testnet: false }
-  const solana = { name: 'Solana', testnet: false }
-  const sepolia = { name: 'Base Sepolia', testnet: true }
-  const devnet = { name: 'Solana devnet', testnet: true }
-
-  it('lists mainnet networks plainly', () => {
-    expect(networksInWords([base, solana], 'and')).toBe('Base and Solana')
-    expect(networksInWords([base, solana], 'or')).toBe('Base or Solana')
-    expect(networksInWords([solana], 'or')).toBe('Solana')
-    expect(networksInWords([], 'or')).toBe('no network yet')
-  })
-
-  it('says when the money is play money', () => {
-    expect(networksInWords([sepolia, devnet], 'or')).toBe(
-      'Base Sepolia or Solana devnet (test networks: faucet USDC, no value)',
-    )
-    expect(networksInWords([devnet], 'and')).toBe(
-      'Solana devnet (a test network: faucet USDC, no value)',
-    )
-    expect(networksInWords([base, devnet], 'and')).toBe(
-      'Base and Solana devnet (Solana devnet is a test network: faucet USDC, no value)',
-    )
   })
 })

@@ -1,6 +1,6 @@
 import { ExactEvmScheme } from '@x402/evm/exact/server'
 import { describe, expect, it } from 'vitest'
-import { configuredRails, priceOn, usdcDecimal } from './rails.js'
+import { configuredRails, priceOn } from './rails.js'
 
 const PAY_TO_EVM = '0x209693Bc6afc0C5328bA36FaF03C514EF312287C'
 const PAY_TO_SOLANA = '2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4'
@@ -144,13 +144,5 @@ describe('priceOn', () => {
       asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
       extra: { name: 'USDC', version: '2' },
     })
-  })
-})
-
-describe('usdcDecimal', () => {
-  it('formats atomic units with 6 decimals', () => {
-    expect(usdcDecimal('1000')).toBe('0.001')
-    expect(usdcDecimal(3_000_000n)).toBe('3')
-    expect(usdcDecimal('1234567')).toBe('1.234567')
   })
 })

@@ -104,17 +104,3 @@ export function configuredRails(settings: RailSettings): Rail[] {
 export function priceOn(rail: Rail, atomicAmount: string): AssetAmount {
   return { amount: atomicAmount, asset: rail.asset, extra: { ...rail.extra } }
 }
-
-/**
- * Formats atomic USDC units (6 decimals) as a decimal string.
- *
- * @example
- * usdcDecimal('1000') // '0.001'
- * usdcDecimal('3000000') // '3'
- */
-export function usdcDecimal(atomic: string | bigint): string {
-  const v = BigInt(atomic)
-  const whole = v / 1_000_000n
-  const frac = (v % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '')
-  return frac ? `${whole}.${frac}` : `${whole}`
-}

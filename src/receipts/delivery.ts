@@ -90,6 +90,11 @@ export type SignatureVerdict =
   | { valid: true; kid: string; claims: DeliveryClaims }
   | { valid: false; reason: SignatureFailure; message: string; kid?: string }
 
+/** A receipt's verdict, with whether its key is the current or a retired one. */
+export type ReceiptVerdict =
+  | (Extract<SignatureVerdict, { valid: true }> & { key: 'current' | 'retired' })
+  | Extract<SignatureVerdict, { valid: false }>
+
 /** The `kid` of a compact JWS header, without verifying anything; undefined when unreadable. */
 function kidOf(receipt: string): string | undefined {
   try {

@@ -3,7 +3,7 @@ import { createLocalJWKSet } from 'jose'
 import {
   DELIVERY_RECEIPT,
   type Delivery,
-  type SignatureVerdict,
+  type ReceiptVerdict,
   signDeliveryReceipt,
   verifyDeliveryReceipt,
 } from './delivery.js'
@@ -25,6 +25,7 @@ export {
   type DeliveryClaims,
   deliveryClaimsSchema,
   MAX_RECEIPT_CHARS,
+  type ReceiptVerdict,
   type SignatureFailure,
   type SignatureVerdict,
 } from './delivery.js'
@@ -38,6 +39,17 @@ export {
 } from './keys.js'
 export { OFFER_RECEIPT, OFFER_VALIDITY_SECONDS } from './offer-receipt.js'
 export { type DidDocument, didDocumentPath, JWKS_PATH, type ReceiptJwks } from './publish.js'
+export {
+  type CheckedGivenInput,
+  createVerification,
+  RECEIPTS_VERIFY_PATH,
+  type VerificationOptions,
+  type VerificationRequest,
+  type VerifyAnswer,
+  type VerifyFailure,
+  verifyAnswerJsonSchema,
+  verifyRequestSchema,
+} from './verification.js'
 
 /** JSON Schema of `extensions["delivery-receipt"].info` in a SettleResponse. */
 export const DELIVERY_RECEIPT_INFO_SCHEMA = {
@@ -53,7 +65,6 @@ export const DELIVERY_RECEIPT_INFO_SCHEMA = {
   required: ['receipt'],
 } as const
 
-/** Options of {@link createReceipts}. */
 export interface ReceiptsOptions {
   /** The service's public base URL (PUBLIC_BASE_URL): every receipt's `iss`, and the did:web. */
   issuer: string
@@ -66,11 +77,6 @@ export interface ReceiptsOptions {
   /** Clock in epoch milliseconds (the offers' signing periods). */
   now?: () => number
 }
-
-/** A receipt's verdict, with whether its key is the current or a retired one. */
-export type ReceiptVerdict =
-  | (Extract<SignatureVerdict, { valid: true }> & { key: 'current' | 'retired' })
-  | Extract<SignatureVerdict, { valid: false }>
 
 /**
  * The service's receipts: signed delivery receipts (jose, EdDSA over Ed25519), the official

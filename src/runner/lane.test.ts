@@ -52,7 +52,6 @@ describe('a checker lane', () => {
     }
   })
 
-
   it('runs a task on its thread and brings its reply back', async () => {
     await lane.warm()
     expect(await lane.run(slowCheck(10))).toBeInstanceOf(Uint8Array)

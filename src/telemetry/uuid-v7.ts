@@ -5,11 +5,10 @@ import { randomUUID } from 'node:crypto'
  * bits. Ids made later sort after earlier ones (within one millisecond their order is random), so
  * rows keyed by them append to an index instead of landing on random pages.
  *
- * Our own because the `uuid` package's `v7()` draws fresh random bytes on every call: about 10 µs
- * per id on our 2-core machine, 15 times `crypto.randomUUID()`, which serves from a cached entropy
- * pool. One id is made per paid event on the serving thread. This takes a version-4 UUID from
- * `randomUUID()` and replaces its first 48 bits and its version nibble, keeping 74 random bits
- * and the RFC 9562 variant.
+ * Our own because the `uuid` package's `v7()` draws fresh random bytes on every call, where
+ * `crypto.randomUUID()` serves from a cached entropy pool, and one id is made per paid event on the
+ * serving thread. This takes a version-4 UUID from `randomUUID()` and replaces its first 48 bits
+ * and its version nibble, keeping 74 random bits and the RFC 9562 variant.
  *
  * @example
  * uuidV7(Date.UTC(2025, 5, 15)) // '019770e2-c800-7…-…' (the time prefix is the input, in hex)

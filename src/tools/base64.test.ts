@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { fixedEnv, RFC4648_BASE64 as RFC4648, toolErrorOf } from '../../test/helpers/tools.js'
 import { base64, base64Input, base64Tool } from './base64.js'
-import { fixedEnv, RFC4648_BASE64 as RFC4648, toolErrorOf } from './test-helpers.js'
 
 describe('base64 encode', () => {
   it.each(RFC4648)('RFC 4648 section 10: %j', (plain, encoded) => {

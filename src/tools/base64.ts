@@ -1,6 +1,5 @@
 import { z } from 'zod'
-import { decodeBase64Strict, encodeBase64, encodeBase64Url } from './codec/base64.js'
-import { encodeHex } from './codec/hex.js'
+import { decodeBase64Strict, encodeBase64, encodeBase64Url, encodeHex } from './codec/rfc4648.js'
 import { base64Text, lowerHex, utf8Text } from './fields.js'
 import { MAX_TEXT_BYTES } from './limits.js'
 import type { ToolDefinition } from './types.js'

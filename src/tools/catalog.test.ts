@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { fixedEnv } from '../../test/helpers/tools.js'
 import { catalog, findToolByMcpName, findToolByPath } from './catalog.js'
-import { fixedEnv } from './test-helpers.js'
 
 // SPEC section 4.1, row by row.
 const SPEC_4_1 = [

@@ -1,11 +1,11 @@
 import { base64Tool } from './base64.js'
 import { hashTool } from './hash.js'
 import { hmacTool } from './hmac.js'
-import { jsonValidateTool } from './json-validate.js'
+import { jsonValidateTool } from './json-validate/index.js'
 import { jwtInspectTool } from './jwt-inspect.js'
-import { payloadInspectTool } from './payload-inspect.js'
-import { pipelineTool } from './pipeline.js'
-import { textDiffTool } from './text-diff.js'
+import { payloadInspectTool } from './payload-inspect/index.js'
+import { pipelineTool } from './pipeline/index.js'
+import { textDiffTool } from './text-diff/index.js'
 import type { ToolDefinition } from './types.js'
 
 /**

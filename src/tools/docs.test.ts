@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { fixedEnv } from '../../test/helpers/tools.js'
 import { catalog } from './catalog.js'
-import { SUPPORTED_KEYWORDS } from './json-validate.js'
-import { fixedEnv } from './test-helpers.js'
+import { SUPPORTED_KEYWORDS } from './json-validate/index.js'
 
 /**
  * docs/tools.md must show what the tools really do: every example there is re-run here (with the

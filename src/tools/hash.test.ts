@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import { fixedEnv, toolErrorOf } from '../../test/helpers/tools.js'
 import { hash, hashInput, hashTool } from './hash.js'
-import { fixedEnv, toolErrorOf } from './test-helpers.js'
 
 const b64 = (hex: string) => Buffer.from(hex, 'hex').toString('base64')
 

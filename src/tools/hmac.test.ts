@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { toolErrorOf } from '../../test/helpers/tools.js'
 import { hmac, hmacDigest, hmacInput } from './hmac.js'
-import { toolErrorOf } from './test-helpers.js'
 
 const bytes = (hex: string) => Buffer.from(hex, 'hex')
 const ascii = (text: string) => Buffer.from(text, 'latin1')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { toolErrorOf as errorOf } from '../../test/helpers/tools.js'
 import { inspectJson } from './json-value.js'
-import { toolErrorOf as errorOf } from './test-helpers.js'
 
 const options = { field: '/value', maxDepth: 3, tooDeep: 'value_too_deep' as const }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { fixedEnv, toolErrorOf } from '../../test/helpers/tools.js'
 import { jwtInspect, jwtInspectInput } from './jwt-inspect.js'
-import { fixedEnv, toolErrorOf } from './test-helpers.js'
 import type { ToolEnv } from './types.js'
 
 // RFC 7519 section 3.1 (HS256) and section 6.1 (unsecured) examples.

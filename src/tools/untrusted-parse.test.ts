@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { hashInput } from './hash.js'
-import { pipelineInput } from './pipeline.js'
+import { pipelineInput } from './pipeline/index.js'
 import { safeParseUntrusted } from './untrusted-parse.js'
 
 const MESSAGE =

@@ -1,6 +1,6 @@
 // The documented tables of failure codes, imported in this one place so that tests follow them
 // when they move.
-import { SERVICE_ERROR_CODES } from '../../src/descriptions/errors.js'
+import { SERVICE_ERROR_CODES } from '../../src/descriptions/error-codes.js'
 import { TOOL_ERROR_CODES } from '../../src/tools/errors.js'
 
 export { SERVICE_ERROR_CODES, TOOL_ERROR_CODES }

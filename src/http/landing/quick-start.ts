@@ -2,9 +2,13 @@ import { toolExample } from '../../descriptions/examples.js'
 import { bridgeLaunch, MCP_BRIDGE, MCP_PATH, X402 } from '../../descriptions/service-info.js'
 import { STAGE_NETWORKS } from '../../payment/networks.js'
 import type { Rail } from '../../payment/rails.js'
-import { DELIVERY_RECEIPT, DELIVERY_RECEIPT_TYPE, JWKS_PATH } from '../../receipts/index.js'
+import {
+  DELIVERY_RECEIPT,
+  DELIVERY_RECEIPT_TYPE,
+  JWKS_PATH,
+  RECEIPTS_VERIFY_PATH,
+} from '../../receipts/index.js'
 import type { ToolDefinition } from '../../tools/types.js'
-import { RECEIPTS_VERIFY_PATH } from '../receipts.js'
 
 /** One quick-start step: a heading, a sentence, and a code block (plain text, unescaped). */
 export interface QuickStartStep {

@@ -1,4 +1,4 @@
-import { decodeBase64Strict } from '../codec/base64.js'
+import { decodeBase64Strict } from '../codec/rfc4648.js'
 import { utf8DecodeStrict } from '../unicode.js'
 
 /** Payload kinds payload-inspect can report, in tie-break order (most specific first). */

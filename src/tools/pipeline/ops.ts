@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
-import { decodeBase64Strict, encodeBase64 } from '../codec/base64.js'
-import { decodeHexStrict, encodeHex } from '../codec/hex.js'
 import { percentDecodeStrict, percentEncode } from '../codec/percent.js'
+import { decodeBase64Strict, decodeHexStrict, encodeBase64, encodeHex } from '../codec/rfc4648.js'
 import { canonicalBytes, type PipelineValue, parseJsonBytes, toBytes } from './value.js'
 
 /** Pipeline operation names (SPEC 2.2), in documentation order. */

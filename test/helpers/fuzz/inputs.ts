@@ -35,7 +35,7 @@ export interface FuzzCase {
   text: string
 }
 
-/** What a tool's `<id>.arbitrary.ts` beside it exports. */
+/** What a tool's generator `test/helpers/arbitraries/<id>.ts` exports. */
 interface ToolArbitraries {
   /** Request bodies that pass the tool's Zod schema and exercise its logic. */
   validInputs: fc.Arbitrary<unknown>
@@ -44,13 +44,13 @@ interface ToolArbitraries {
 }
 
 /**
- * The tool's own valid-input generator (`src/tools/<id>.arbitrary.ts`), when it has one. Found by
+ * The tool's own valid-input generator (`test/helpers/arbitraries/<id>.ts`), when it has one. Found by
  * the tool's id, so that a new tool needs no edit here; without one, inputs derived from its
  * JSON Schema and its examples still reach `run`.
  */
 export async function toolArbitraries(tool: ToolDefinition): Promise<ToolArbitraries | undefined> {
   try {
-    return (await import(`../../../src/tools/${tool.id}.arbitrary.ts`)) as ToolArbitraries
+    return (await import(`../arbitraries/${tool.id}.ts`)) as ToolArbitraries
   } catch (error) {
     // Vite turns this import into a map of the files that exist and throws this for others.
     if (String(error).includes('Unknown variable dynamic import')) return undefined
