@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { Config } from './config.js'
 import { createFacilitators } from './facilitators/index.js'
+import {
+  createFacilitatorLink,
+  type FacilitatorLink,
+  MAX_TIMEOUT_SECONDS,
+} from './facilitators/link.js'
 import { createApp } from './http/app.js'
 import { createDrain, type Drain } from './http/drain.js'
 import { createRateLimit } from './http/rate-limit.js'
@@ -16,11 +21,6 @@ import {
   timedFacilitator,
 } from './metrics/index.js'
 import { assertPaidCallBudget, worstSettleMs } from './payment/budget.js'
-import {
-  createFacilitatorLink,
-  type FacilitatorLink,
-  MAX_TIMEOUT_SECONDS,
-} from './payment/facilitator.js'
 import {
   createPaymentGate,
   type PaymentGate,

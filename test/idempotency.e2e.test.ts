@@ -222,7 +222,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
     expect(await json(other)).toEqual({
       ok: false,
       error:
-        'This payment already paid for a different call (tool or input) in the last 120 seconds; sign a new one',
+        'This payment already paid for a different call (tool or input); sign a new one',
       code: 'duplicate_settlement',
       request_id: other.headers.get('x-request-id'),
     })

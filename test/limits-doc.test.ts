@@ -8,7 +8,7 @@ import { HEADERS_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from '../src/
 import { RATE_LIMIT_POLICY } from '../src/http/rate-limit.js'
 import { MAX_RECOMPUTES_IN_FLIGHT } from '../src/http/receipts.js'
 import type { JsonBounds } from '../src/json-bounds.js'
-import { MAX_TIMEOUT_SECONDS } from '../src/payment/facilitator.js'
+import { MAX_TIMEOUT_SECONDS } from '../src/facilitators/link.js'
 import { DUPLICATE_WINDOW_MS } from '../src/payment/guard.js'
 import {
   CLOCK_SKEW_SECONDS,

@@ -37,7 +37,7 @@ export function registerDevEvmScheme(
   const { chain, network } = devStage(stage).evm
   // One transaction at a time, each sent once the previous one is mined, with the nonce the node
   // reports (no local nonce manager). Concurrent settlements used to share viem's `nonceManager`
-  // and broadcast side by side, which stalled the devnet under 4 paid calls at a time (issue 19):
+  // and broadcast side by side, which stalled the devnet under 4 paid calls at a time:
   // - a send that fails after taking a nonce (gas estimation of an authorization that a racing
   //   settle of the same payment already used) resets the manager while other sends hold later
   //   nonces; the resets race those sends, so a settlement got a nonce already used ("nonce too

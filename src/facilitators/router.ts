@@ -285,7 +285,7 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
 
     async verify(payload, requirements): Promise<VerifyResponse> {
       const able = candidates(payload, requirements)
-      // Built only when needed: an Error captures a stack trace (about 0.05 ms per call here).
+      // Built only when needed: an Error captures a stack trace.
       let lastError: unknown
       for (const [i, e] of able.entries()) {
         try {

@@ -6,7 +6,7 @@ import { buildRobotsTxt } from '../descriptions/discovery/robots.js'
 import { buildWellKnown } from '../descriptions/discovery/well-known.js'
 import { allErrorCodes, type ErrorCodeDoc } from '../descriptions/error-codes.js'
 import { serviceLimits } from '../descriptions/limits.js'
-import type { FacilitatorLink } from '../payment/facilitator.js'
+import type { FacilitatorLink } from '../facilitators/link.js'
 import type { Rail } from '../payment/rails.js'
 import type { ToolRunnerOptions } from '../runner/runner.js'
 import type { ToolDefinition } from '../tools/types.js'
@@ -107,10 +107,11 @@ export function registerDiscovery(app: Hono, deps: DiscoveryDeps): void {
   app.get('/robots.txt', (c) => serve(c, robots, 'text/plain; charset=utf-8', STATIC_MAX_AGE))
   app.get('/capabilities', async (c) => {
     // ready() is cached while the facilitator is healthy, and fails fast while it is down.
-    const live = await deps.link.ready().then(
-      (state) => state.liveRails,
-      () => [],
+    const networks = await deps.link.ready().then(
+      (state) => new Set(state.liveRails.map((rail) => rail.network)),
+      () => new Set<string>(),
     )
+    const live = rails.filter((rail) => networks.has(rail.network))
     return serve(c, JSON.stringify(capabilities(live)), 'application/json', LIVE_MAX_AGE)
   })
 }

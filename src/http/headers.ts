@@ -3,9 +3,8 @@
  * `PAYMENT-RESPONSE` headers (x402 v2 HTTP transport), byte for byte what `@x402/core/http`'s
  * encoders produce and decode.
  *
- * Ours because the SDK's encoder builds a binary string one character at a time before `btoa`:
- * about 0.25 ms per 402 for our 3–8 KiB PaymentRequired, the largest cost of the unpaid path.
- * Buffer does it in native code. (`encodePaymentResponseHeader` also drops `extensionResponses`,
+ * Ours because the SDK's encoder builds a binary string one character at a time before `btoa`, the
+ * largest cost of the unpaid path; Buffer does it in native code. (`encodePaymentResponseHeader` also drops `extensionResponses`,
  * which is not meant for buyers; so does {@link settlementHeader}.)
  *
  * @example

@@ -3,8 +3,8 @@ import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
 import { FAKE_FEE_PAYER, FAKE_SOLANA, fakeGate, fakeRails } from '../../test/helpers/fakes.js'
 import { healthSchema } from '../descriptions/discovery/health-schema.js'
+import { createFacilitatorLink } from '../facilitators/link.js'
 import { createFacilitatorRouter } from '../facilitators/router.js'
-import { createFacilitatorLink } from '../payment/facilitator.js'
 import { checkHealth, registerHealth } from './health.js'
 
 const BOTH = [

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono'
 import type { Health } from '../descriptions/discovery/health-schema.js'
+import type { FacilitatorLink } from '../facilitators/link.js'
 import type { FacilitatorReport } from '../facilitators/types.js'
-import type { FacilitatorLink } from '../payment/facilitator.js'
 import type { RedisState } from '../redis.js'
 
 /** What telemetry reports about itself, without I/O (`Telemetry.health()`). */

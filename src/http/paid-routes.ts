@@ -25,13 +25,9 @@ export interface PaidRoutesOptions {
 
 /**
  * A Response with plain-object headers, which @hono/node-server writes with `writeHead` as they
- * are. Through Hono's `c.json`/`c.body` every header would go into an undici `Headers`, which
- * checks each character of each value in JavaScript (`webidl.converters.ByteString`): for the
- * 6 KiB `PAYMENT-REQUIRED` of `/hash` (bazaar schemas, signed offers) about 0.1 ms, a third of
- * the unpaid 402 (bench/README.md, "Paid calls against the peer"). Node still checks every
- * value when it writes them. Headers set with `c.header()` before the handler are not added, and
- * the app sets none before these handlers (`selfServed` in security.ts):
- * `common` carries the app's own.
+ * are: through Hono's `c.json` every header would go into an undici `Headers`, which checks each
+ * character of the large `PAYMENT-REQUIRED` in JavaScript. The app sets no header before these
+ * handlers (`selfServed` in security.ts): `common` carries its own.
  */
 function plainResponse(
   body: string | Uint8Array<ArrayBuffer>,

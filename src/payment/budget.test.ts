@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../config.js'
+import { MAX_TIMEOUT_SECONDS } from '../facilitators/link.js'
 import { assertPaidCallBudget, worstPaidCallMs, worstSettleMs } from './budget.js'
-import { MAX_TIMEOUT_SECONDS } from './facilitator.js'
 
 const bounds = (env: Record<string, string>) => {
   const c = loadConfig(env)

@@ -71,7 +71,7 @@ export function worstPaidCallMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'
  * Refuses a configuration under which a paid call could outlive its payment: the worst case of
  * {@link worstPaidCallMs} must be at most half of `maxTimeoutSeconds`, leaving the other half to
  * the client (signing, the network) and to the chain. A call whose EIP-3009 authorization expires
- * before settle is verified, run and then never paid (the case of issue 9).
+ * before settle is verified, run and then never paid.
  *
  * @throws {Error} naming the variables and the numbers, when the worst case is longer
  */

@@ -1,4 +1,5 @@
 import { describeError, logger } from '../logger.js'
+import type { PaidContext } from './call.js'
 import type { CallFingerprint, ClaimResult, GuardRecord, SettlementGuard } from './guard.js'
 
 /**
@@ -93,4 +94,27 @@ export function pendingRecord(
   identity: { key: string; proof: string },
 ): GuardRecord {
   return { state: 'pending', call, payment: identity.key, proof: identity.proof }
+}
+
+/**
+ * The claim step: claims every key of the call for it (its `payment-identifier` id, then its
+ * payment's own key); when all are its own, its outcome holds them (freed at the exit unless the
+ * payment was sent to settlement).
+ *
+ * @returns undefined when the call holds its keys, else the key held and the record holding it
+ * @throws {GuardUnavailableError} the shared guard is unreachable
+ * @example const held = await claimCall(parts.guard, ctx)
+ */
+export async function claimCall(
+  guard: SettlementGuard,
+  ctx: PaidContext,
+): Promise<{ key: string; record: GuardRecord } | undefined> {
+  const held = await claimAll(guard, ctx.keys, pendingRecord(ctx.fp, ctx.presented.identity))
+  if (!held) {
+    ctx.outcome.claim = callRecords(guard, ctx.keys, {
+      key: ctx.presented.identity.key,
+      ms: ctx.retentionMs,
+    })
+  }
+  return held
 }

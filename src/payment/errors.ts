@@ -40,8 +40,7 @@ export class InvalidJsonError extends Error {
 
 /**
  * An error that is an answer, not a fault: thrown for every unpaid request, and never logged with
- * a stack. It captures none: V8's stack capture was the largest single cost of the unpaid 402
- * (about 10 µs of 140 µs of CPU here; bench/README.md, "Paid calls against the peer").
+ * a stack. It captures none: V8's stack capture was the largest single cost of the unpaid 402.
  */
 class AnswerError extends Error {
   constructor(message: string) {
@@ -91,14 +90,7 @@ export class PaymentRequiredError extends AnswerError {
   }
 }
 
-/**
- * No facilitator is configured, or it is unreachable, failing, or too slow. HTTP 503, code
- * `facilitator_unavailable`. Fail-closed: no tool runs, and nothing is settled by us.
- */
-export class FacilitatorUnavailableError extends Error {
-  override readonly name = 'FacilitatorUnavailableError'
-  readonly code = 'facilitator_unavailable'
-}
+export { FacilitatorUnavailableError } from '../facilitators/errors.js'
 
 /**
  * The service is shutting down (SIGTERM): a request that arrives while in-flight calls finish,

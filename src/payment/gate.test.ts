@@ -12,6 +12,7 @@ import {
   fakeRails as rails,
   FAKE_SOLANA as SOLANA,
 } from '../../test/helpers/fakes.js'
+import { createFacilitatorLink } from '../facilitators/link.js'
 import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import {
@@ -25,7 +26,6 @@ import {
   SettlementUnknownError,
   ShuttingDownError,
 } from './errors.js'
-import { createFacilitatorLink } from './facilitator.js'
 import { createPaymentGate, MAX_PAYMENT_BYTES } from './gate.js'
 import { createMemoryGuard, DUPLICATE_WINDOW_MS } from './guard.js'
 import {
@@ -521,7 +521,7 @@ describe('payment gate: idempotent replays', () => {
     expect(e).toBeInstanceOf(PaymentRequiredError)
     expect(e.code).toBe('duplicate_settlement')
     expect(e.message).toBe(
-      'This payment already paid for a different call (tool or input) in the last 120 seconds; sign a new one',
+      'This payment already paid for a different call (tool or input); sign a new one',
     )
     expect(calls.settle).toBe(1)
   })

@@ -38,8 +38,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * Reads the `payment-identifier` id a PaymentPayload carries, checked by our own rules, never by
  * a schema the client sent: `@x402/extensions`' `validatePaymentIdentifier` compiles the echoed
  * `schema` with a new Ajv on every call and runs it, so a client-supplied `pattern` such as
- * `^(a+)+$` would backtrack on the event loop for hours (issue 16) and every compile costs about
- * 16 ms (issue 18). Here the echo must carry our declaration's `schema` unchanged (or none), its
+ * `^(a+)+$` would backtrack on the event loop for hours, and every compile is costly. Here the
+ * echo must carry our declaration's `schema` unchanged (or none), its
  * `info.required` must be a boolean and its `info.id`, when present, 16 to 128 characters of
  * `[A-Za-z0-9_-]` (`isValidPaymentId`, a fixed linear regex). Cost: one structural comparison
  * of at most the 32 KiB a payment may hold.

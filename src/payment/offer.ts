@@ -1,8 +1,13 @@
 import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types'
+import type { LiveState } from '../facilitators/link.js'
 import type { Receipts } from '../receipts/index.js'
+import type { ToolRunner } from '../runner/runner.js'
 import type { ToolDefinition } from '../tools/types.js'
-import type { LiveState } from './facilitator.js'
+import { type InputCheck, PaymentRequiredError } from './errors.js'
 import { withPaymentIdentifier } from './idempotency.js'
+import { freeInputCheck } from './input.js'
+import { requestPoints } from './quota.js'
+import type { PaidCall } from './types.js'
 
 /** What a paid call offers: the requirements of every live rail, and its PaymentRequired. */
 export interface Offer {
@@ -76,4 +81,32 @@ export function createOffers(
     }
     return { requirements, extensions, unpaid, refusal }
   }
+}
+
+/**
+ * The answer to a call without payment: 402 `payment_required` with every live rail, and the free
+ * check of the body that came with it (a large body pays the rest of its rate-limit points first:
+ * the request's first point was taken where it arrived).
+ *
+ * @returns the error to throw
+ * @throws the quota's refusal (429) when the body's points are over the client's limit
+ * @example throw await unpaidRefusal(call, offer, runner)
+ */
+export async function unpaidRefusal(
+  call: PaidCall,
+  offer: Offer,
+  runner: ToolRunner,
+): Promise<PaymentRequiredError> {
+  let inputCheck: InputCheck | undefined
+  if (call.source && call.source.body.length > 0) {
+    if (call.prepaid === undefined)
+      await call.quota?.charge(requestPoints(call.source.body.length) - 1)
+    inputCheck = await freeInputCheck(runner, call.tool, call.source)
+  }
+  return new PaymentRequiredError(
+    'payment_required',
+    `Payment required: ${call.tool.path} costs ${call.tool.price} atomic USDC`,
+    await offer.unpaid(),
+    inputCheck ? { inputCheck } : {},
+  )
 }

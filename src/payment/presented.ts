@@ -1,7 +1,7 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier'
+import type { LiveState } from '../facilitators/link.js'
 import { PaymentRequiredError } from './errors.js'
-import type { LiveState } from './facilitator.js'
 import { PAYMENT_IDENTIFIER_DECLARATION, paymentIdentifierOf } from './idempotency.js'
 import type { Offer } from './offer.js'
 import { decodePaymentHeader } from './payment-header.js'
@@ -67,14 +67,12 @@ export async function readPayment(
   const shaped = checkPaymentShape(decoded.value)
   if ('problem' in shaped) throw await refuse(shaped.problem)
   const payment = shaped.payment
-  if ('value' in source) {
-    // MCP: measured as the header's JSON would be, now that its bounds make that cheap.
-    const bytes = Buffer.byteLength(JSON.stringify(payment))
-    if (bytes > MAX_PAYMENT_BYTES) {
-      throw await refuse(
-        `The payment could not be read: it is ${bytes} bytes as JSON; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
-      )
-    }
+  // MCP: measured as the header's JSON would be, now that its bounds make that cheap.
+  const bytes = 'value' in source ? Buffer.byteLength(JSON.stringify(payment)) : 0
+  if (bytes > MAX_PAYMENT_BYTES) {
+    throw await refuse(
+      `The payment could not be read: it is ${bytes} bytes as JSON; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
+    )
   }
   const match = matchOffer(offer.requirements, payment.accepted)
   if ('problem' in match) {
@@ -86,19 +84,8 @@ export async function readPayment(
   const matched = match.matched
   const payload = checkPayloadFor(payment, matched, nowSeconds)
   if ('problem' in payload) throw await refuse(`The payment is refused: ${payload.problem}`)
-  const undeclared = Object.keys(payment.extensions ?? {}).find((key) => !(key in offer.extensions))
-  if (undeclared !== undefined) {
-    throw await refuse(
-      `The payment carries an extension that was not offered: ${JSON.stringify(undeclared.slice(0, 64))}`,
-    )
-  }
-  const echo = state.server.validateExtensions(await offer.unpaid(), payment)
-  if (!echo.valid) {
-    throw await refuse(
-      `The payment altered the "${echo.extensionKey}" extension it echoes`,
-      echo.invalidReason ?? 'invalid_payload',
-    )
-  }
+  const echo = await echoProblem(payment, state, offer)
+  if (echo) throw await refuse(echo.message, echo.reason)
   const identifier = paymentIdentifierOf(payment)
   if (!identifier.valid) {
     throw await refuse(
@@ -114,6 +101,29 @@ export async function readPayment(
     identity,
     ...(identifier.id ? { id: identifier.id } : {}),
     validUntil: payload.validUntil,
+  }
+}
+
+/**
+ * Why the extensions a payment echoes are refused: one we did not offer, or one of ours altered
+ * (the SDK's `validateExtensions`, on a payment already bounded); undefined when they are fine.
+ */
+async function echoProblem(
+  payment: ShapedPayment,
+  state: LiveState,
+  offer: Offer,
+): Promise<{ message: string; reason?: string } | undefined> {
+  const undeclared = Object.keys(payment.extensions ?? {}).find((key) => !(key in offer.extensions))
+  if (undeclared !== undefined) {
+    return {
+      message: `The payment carries an extension that was not offered: ${JSON.stringify(undeclared.slice(0, 64))}`,
+    }
+  }
+  const echo = state.server.validateExtensions(await offer.unpaid(), payment)
+  if (echo.valid) return undefined
+  return {
+    message: `The payment altered the "${echo.extensionKey}" extension it echoes`,
+    reason: echo.invalidReason ?? 'invalid_payload',
   }
 }
 

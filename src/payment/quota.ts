@@ -31,3 +31,23 @@ export const BYTES_PER_POINT = 64 * 1024
 export function requestPoints(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / BYTES_PER_POINT))
 }
+
+/**
+ * Takes a paid call's points before any work on it: one per started 64 KiB of its body
+ * ({@link requestPoints}), unless its transport took them already (`prepaid`: MCP charges its
+ * body before reading it).
+ *
+ * @returns the points the call cost, given back if its payment settles
+ * @throws the quota's refusal (429), before anything of the call is read
+ * @example outcome.charged = await chargeBefore(call)
+ */
+export async function chargeBefore(call: {
+  prepaid?: number
+  source?: { body: Uint8Array }
+  quota?: ClientQuota
+}): Promise<number> {
+  if (call.prepaid !== undefined) return call.prepaid
+  const points = requestPoints(call.source?.body.length ?? 0)
+  await call.quota?.charge(points)
+  return points
+}

@@ -22,9 +22,8 @@ export interface DeliveredCall {
 /**
  * The receipt step of the gate (src/receipts): the SettleResponse of a paid 200 with its signed
  * delivery receipt in `extensions["delivery-receipt"]` (and, when it names its payer, the official
- * `offer-receipt` receipt). Both digests were computed on worker threads; signing costs about
- * 0.3 ms of CPU here (bench/README.md). A receipt that cannot be signed (a bug) is logged and the
- * paid result still released: it has been paid for.
+ * `offer-receipt` receipt). Both digests were computed on worker threads. A receipt that cannot be
+ * signed (a bug) is logged and the paid result still released: it has been paid for.
  *
  * The rail's facts come from the settlement's own network: a replay may have been re-signed on
  * another rail than the one that settled.

@@ -64,6 +64,29 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1`
 
 /**
+ * Runs a guard command once the connection is ready (waiting at most `readyWaitMs`), failing
+ * closed: any failure is a {@link GuardUnavailableError}.
+ */
+function guardedBy(client: Redis, readyWaitMs: number) {
+  return async <T>(what: string, command: () => Promise<T>): Promise<T> => {
+    try {
+      await connected(client, readyWaitMs)
+      return await command()
+    } catch (error) {
+      // An outage is logged once by the connection (src/redis.ts); a failure with the connection
+      // up (a slow or refused command) is logged here.
+      if (client.status === 'ready') {
+        logger.warn(
+          { op: what, err: error instanceof Error ? error.message : String(error) },
+          'redis guard command failed',
+        )
+      }
+      throw new GuardUnavailableError()
+    }
+  }
+}
+
+/**
  * The guard shared by every instance, on Redis: a claim is one atomic `SET key value NX PX 120000`
  * (so two instances can never both hold a payment), a later state a plain `SET … PX 120000` of the
  * JSON {@link GuardRecord} (fingerprint, payment key and proof, the payer's keyed hash and the
@@ -84,23 +107,7 @@ return 1`
 export function createRedisGuard(options: RedisGuardOptions): SettlementGuard {
   const { client } = options
   const prefix = options.prefix ?? GUARD_PREFIX
-  const readyWaitMs = options.readyWaitMs ?? 500
-  const guarded = async <T>(what: string, command: () => Promise<T>): Promise<T> => {
-    try {
-      await connected(client, readyWaitMs)
-      return await command()
-    } catch (error) {
-      // An outage is logged once by the connection (src/redis.ts); a failure with the connection
-      // up (a slow or refused command) is logged here.
-      if (client.status === 'ready') {
-        logger.warn(
-          { op: what, err: error instanceof Error ? error.message : String(error) },
-          'redis guard command failed',
-        )
-      }
-      throw new GuardUnavailableError()
-    }
-  }
+  const guarded = guardedBy(client, options.readyWaitMs ?? 500)
   const window = String(DUPLICATE_WINDOW_MS)
 
   return {

@@ -1,8 +1,14 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types'
 import { SettleError } from '@x402/core/types'
 import { logSafe, marksDown, neverReached } from '../facilitators/failures.js'
+import type { FacilitatorLink, LiveState } from '../facilitators/link.js'
 import { logger } from '../logger.js'
-import type { FacilitatorLink, LiveState } from './facilitator.js'
+import type { GateParts, PaidContext } from './call.js'
+import {
+  FacilitatorUnavailableError,
+  PaymentRequiredError,
+  SettlementUnknownError,
+} from './errors.js'
 
 /**
  * What became of a settlement:
@@ -85,5 +91,69 @@ export function publicSettlement(response: SettleResponse): SettleResponse {
     ...(response.errorReason ? { errorReason: response.errorReason } : {}),
     transaction: response.transaction ?? '',
     network: response.network,
+  }
+}
+
+/**
+ * The settle step of a call whose tool ran: asks the facilitator to settle, records what became
+ * of the payment under every key of the call (settled, with its SettleResponse for replays;
+ * spent; unknown), and tells the call's outcome.
+ *
+ * @param payer - the payer's keyed hash for the records, if known
+ * @returns the SettleResponse of a settled payment
+ * @throws {PaymentRequiredError} `settlement_failed`: the facilitator could not settle it; the
+ *   result is withheld
+ * @throws {SettlementUnknownError} it was sent and its outcome is unknown; the payment stays held
+ * @throws {FacilitatorUnavailableError} it never reached a facilitator; the payment is freed
+ * @example const settlement = await settleCall(parts, ctx, payer)
+ */
+export async function settleCall(
+  parts: GateParts,
+  ctx: PaidContext,
+  payer: string | undefined,
+): Promise<SettleResponse> {
+  const { presented, offer, outcome } = ctx
+  const settled = await settlePayment(
+    parts.link,
+    ctx.state,
+    presented.payment,
+    presented.matched,
+    offer.extensions,
+  )
+  outcome.settle = settled.kind
+  const base = {
+    call: ctx.fp,
+    payment: presented.identity.key,
+    proof: presented.identity.proof,
+    ...(payer ? { payer } : {}),
+  }
+  const records = outcome.claim
+  switch (settled.kind) {
+    case 'settled': {
+      outcome.settlement = settled.settlement
+      // The record for replays: fingerprint and SettleResponse, never the payer address.
+      const { payer: _, ...recorded } = settled.settlement
+      await records?.put({ ...base, state: 'settled', settlement: recorded })
+      return settled.settlement
+    }
+    case 'failed': {
+      outcome.settlement = settled.settlement
+      await records?.put({ ...base, state: 'spent' })
+      const reason = settled.settlement.errorReason ?? 'settlement_failed'
+      throw new PaymentRequiredError(
+        'settlement_failed',
+        `Settlement failed: ${reason}; the result is withheld`,
+        await offer.refusal(reason),
+        { settlement: settled.settlement },
+      )
+    }
+    case 'unknown':
+      await records?.put({ ...base, state: 'unknown' })
+      throw new SettlementUnknownError()
+    case 'unsent':
+      // Nothing reached the facilitator: the payment did not move and may be sent again.
+      throw new FacilitatorUnavailableError(
+        'Payment facilitator is unavailable during settlement; the result is withheld and nothing was charged: retry the same payment',
+      )
   }
 }

@@ -1,9 +1,10 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { VerifyError } from '@x402/core/types'
 import { logSafe, marksDown } from '../facilitators/failures.js'
+import type { FacilitatorLink, LiveState } from '../facilitators/link.js'
 import { logger } from '../logger.js'
-import { FacilitatorUnavailableError } from './errors.js'
-import type { FacilitatorLink, LiveState } from './facilitator.js'
+import type { GateParts, PaidContext } from './call.js'
+import { FacilitatorUnavailableError, PaymentRequiredError } from './errors.js'
 
 /** The facilitator's verdict on a payment. */
 export type Verdict =
@@ -47,4 +48,33 @@ export async function verifyPayment(
       'Payment facilitator is unavailable; nothing was run or charged',
     )
   }
+}
+
+/**
+ * The verify step of a fresh paid call: asks the facilitator, and tells the call's outcome who
+ * the payer is.
+ *
+ * @returns the payer's keyed hash (for the guard records), if the facilitator named the payer
+ * @throws {PaymentRequiredError} `payment_verification_failed`, with the facilitator's reason
+ * @throws {FacilitatorUnavailableError} the facilitator cannot be reached or failed
+ * @example const payer = await verifyCall(parts, ctx)
+ */
+export async function verifyCall(parts: GateParts, ctx: PaidContext): Promise<string | undefined> {
+  const { presented, offer } = ctx
+  const verdict = await verifyPayment(
+    parts.link,
+    ctx.state,
+    presented.payment,
+    presented.matched,
+    offer.extensions,
+  )
+  if (!verdict.valid) {
+    throw new PaymentRequiredError(
+      'payment_verification_failed',
+      `The facilitator rejected the payment: ${verdict.reason}`,
+      await offer.refusal(verdict.reason),
+    )
+  }
+  parts.outcomes.verified(ctx.outcome, verdict.payer)
+  return verdict.payer ? parts.payerHash(verdict.payer) : undefined
 }

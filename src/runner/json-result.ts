@@ -10,9 +10,9 @@ const decoder = new TextDecoder()
  * it too). The HTTP adapter writes the bytes into the response as they are; only a consumer that
  * needs the value (MCP's `structuredContent`) parses it.
  *
- * Why not the object itself: structured cloning a large result (text-diff's 10,000 lines) costs
- * the main thread about 20 ms in one block, and serializing it again for the response as much;
- * JSON made in the worker costs the main thread nothing.
+ * Why not the object itself: structured cloning a large result (text-diff's 10,000 lines) blocks
+ * the main thread, and serializing it again for the response as much; JSON made in the worker
+ * costs the main thread nothing.
  *
  * @example
  * const result = JsonResult.of({ hex: 'ba78…' })

@@ -202,24 +202,19 @@ export const FREE_CHECK_QUEUE = 4
 const FREE_LANE_NICE = 19
 
 /**
- * Largest body checked on the calling thread, in bytes (1 KiB). A checker thread's round trip
- * costs the main thread about 0.3 ms (messages, transfers, a thread wake-up); checking a body of
- * 1 KiB costs 10 to 60 µs for every tool, and at most about 0.2 ms for the costliest json-validate
- * schemas that fit in it (reference chains and cycles, patterns, nesting to the limit), measured
- * on this shared 2-core machine (bench/README.md, "Paid calls against the peer"). So the inline
- * check never holds the event loop longer than the round trip it saves. Larger bodies, up to the
- * 1 MiB limit, are parsed and checked on a checker thread.
+ * Largest body checked on the calling thread, in bytes (1 KiB): checking so little, even with the
+ * costliest json-validate schema that fits in it, costs the main thread less than a checker
+ * thread's round trip (messages, transfers, a wake-up) would. Larger bodies, up to the 1 MiB
+ * limit, are parsed and checked on a checker thread.
  */
 export const INLINE_CHECK_BYTES = 1024
 
 /**
  * How long a queued call may wait for a worker before it counts against the queue limit at
- * admission, in milliseconds: a twentieth of the budget (100 ms with the default 2 s). A call
- * waits about 0.3 ms for a free worker; under load the results of fast calls wait for the busy
- * main thread too, so a burst of paid calls would see a queue of more than TOOL_QUEUE_LIMIT for a
- * moment, and was refused `overloaded` although it drained within milliseconds (8 of 1,545 paid
- * calls in `npm run bench`, issue 18). A pool held by slow calls has calls waiting longer than
- * this within a twentieth of a budget, and refuses again.
+ * admission, in milliseconds: a twentieth of the budget. Under load the results of fast calls
+ * wait for the busy main thread too, so a burst of paid calls sees a queue longer than
+ * TOOL_QUEUE_LIMIT for a moment that drains at once; a pool held by slow calls has calls waiting
+ * longer than this within a twentieth of a budget, and refuses again.
  *
  * @example admissionGraceMs(2000) // 100
  */

@@ -7,8 +7,8 @@ import type { MessagesTask } from './messages.js'
  * input check made, see `CheckedInput`) in a buffer the worker receives without a copy, and the
  * clock, read on the main thread so that a test's fixed clock reaches the worker.
  *
- * Bytes rather than the value: the structured clone of a 1 MiB string costs the main thread about
- * 10 ms here; the transfer costs nothing.
+ * Bytes rather than the value: the structured clone of a 1 MiB string blocks the main thread; the
+ * transfer costs nothing.
  *
  * @example { kind: 'run', tool: 'hash', input: <UTF-8 of {"algorithm":"SHA-256","input":"abc"}>, nowSeconds: 1700000000 }
  */

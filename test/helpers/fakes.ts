@@ -7,7 +7,7 @@ import type {
   VerifyResponse,
 } from '@x402/core/types'
 import { z } from 'zod'
-import { createFacilitatorLink } from '../../src/payment/facilitator.js'
+import { createFacilitatorLink } from '../../src/facilitators/link.js'
 import { createPaymentGate, type PaymentEvent } from '../../src/payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from '../../src/payment/guard.js'
 import { configuredRails } from '../../src/payment/rails.js'

@@ -22,7 +22,7 @@ const FEE_PAYER_LAMPORTS = 10_000_000_000n
  * expires, so it is the only guard against a replay, as Solana's status cache is for a
  * blockhash's lifetime. With 32, a settlement whose confirmation poll came after 32 newer ones
  * was never confirmed (the SDK's 30 s timeout, `settlement_pending`, although it had landed), and
- * an old transaction could have been sent and executed again (issue 19). Each entry holds the
+ * an old transaction could have been sent and executed again. Each entry holds the
  * transaction's metadata and logs; 100,000 outlast any dev or test run.
  */
 export const SIGNATURE_HISTORY = 100_000n

@@ -2,11 +2,22 @@ import { type FacilitatorClient, x402ResourceServer } from '@x402/core/server'
 import type { PaymentRequirements, ResourceServerExtension } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm/exact/server'
 import { ExactSvmScheme } from '@x402/svm/exact/server'
-import { shortReason } from '../facilitators/failures.js'
-import type { FacilitatorReport, FacilitatorRoutes } from '../facilitators/types.js'
 import { describeError, logger } from '../logger.js'
 import { FacilitatorUnavailableError } from './errors.js'
-import { priceOn, type Rail } from './rails.js'
+import { shortReason } from './failures.js'
+import type { FacilitatorReport, FacilitatorRoutes } from './types.js'
+
+/**
+ * A payment rail as the link offers it (the service's `Rail`): its family, CAIP-2 network, USDC
+ * asset, our payTo on it, and the `extra` we add (the EIP-712 domain of USDC on EVM).
+ */
+export interface Rail {
+  id: 'evm' | 'solana'
+  network: `${string}:${string}`
+  asset: string
+  payTo: string
+  extra: Record<string, unknown>
+}
 
 /**
  * Seconds a client has to complete a payment (PaymentRequirements.maxTimeoutSeconds): an EIP-3009
@@ -147,7 +158,8 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
                 scheme: 'exact',
                 network: rail.network,
                 payTo: rail.payTo,
-                price: priceOn(rail, atomicPrice),
+                // Atomic units, never a dollar string: the SDK reads a bare string as dollars.
+                price: { amount: atomicPrice, asset: rail.asset, extra: { ...rail.extra } },
                 maxTimeoutSeconds,
               })
               if (!req) throw new Error(`no requirements built for ${rail.network}`)

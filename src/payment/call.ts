@@ -1,0 +1,59 @@
+import type { SettleResponse } from '@x402/core/types'
+import type { FacilitatorLink, LiveState } from '../facilitators/link.js'
+import type { Receipts } from '../receipts/index.js'
+import type { CheckedInput } from '../runner/check.js'
+import type { JsonResult } from '../runner/json-result.js'
+import type { Admission, ToolRunner } from '../runner/runner.js'
+import type { ToolEnv } from '../tools/types.js'
+import type { CallFingerprint, SettlementGuard } from './guard.js'
+import type { Offer } from './offer.js'
+import type { CallOutcome, Outcomes } from './outcome.js'
+import type { PresentedPayment } from './presented.js'
+import type { PaidCall } from './types.js'
+
+/** What the steps of the gate are built with (gate.ts assembles it once). */
+export interface GateParts {
+  link: FacilitatorLink
+  guard: SettlementGuard
+  runner: ToolRunner
+  /** The keyed hash of a payer address that guard records keep. */
+  payerHash: (payer: string) => string
+  /** Replays of one settled payment, in all (REPLAY_LIMIT). */
+  replayLimit: number
+  /** The tools' clock, read here and passed to the worker with each call. */
+  env: ToolEnv
+  /** Whether a settlement may start now (false late in a shutdown). */
+  canSettle: () => boolean
+  outcomes: Outcomes
+  receipts?: Receipts
+}
+
+/** What the steps of one paid call share once its payment is read and its input checked. */
+export interface PaidContext {
+  call: PaidCall
+  state: LiveState
+  offer: Offer
+  presented: PresentedPayment
+  checked: CheckedInput
+  /** The tool and the SHA-256 of its checked input: what a replay must match. */
+  fp: CallFingerprint
+  /** Its guard keys: its `payment-identifier` id's first, if any, then its payment's own. */
+  keys: string[]
+  /** How long its payment's own key stays on record once used, in milliseconds. */
+  retentionMs: number
+  /** Its place in the tool runner, taken before verify (nothing reserved). */
+  admission: Admission
+  outcome: CallOutcome
+}
+
+/** A tool run: its result and the clock it was computed with (Unix seconds). */
+export interface Ran {
+  result: JsonResult
+  nowSeconds: number
+}
+
+/** A paid call's answer before its receipt: the run, the settlement, and whether it is a replay. */
+export interface Answer extends Ran {
+  settlement: SettleResponse
+  replayed?: true
+}

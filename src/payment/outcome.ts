@@ -1,0 +1,120 @@
+import type { SettleResponse } from '@x402/core/types'
+import { describeError, logger } from '../logger.js'
+import type { CallRecords } from './claim.js'
+import type { PaidCall, PaymentEvent, PaymentNote, PaymentObserver } from './types.js'
+
+/** What the steps of one paid call tell the exit, as they go. */
+export interface CallOutcome {
+  readonly call: PaidCall
+  /** Rate-limit points taken before its work: given back if it settles. */
+  charged: number
+  /** The rail's CAIP-2 network and the amount (atomic USDC), once the payment matched one. */
+  rail?: { network: string; amount: string }
+  /** The keys this call claimed: freed at the exit unless its payment may have moved. */
+  claim?: CallRecords
+  /** Set by a successful verify: the payer address (for the telemetry event only). */
+  verified?: { payer: string | undefined }
+  /** What became of its settlement, once one was attempted. */
+  settle?: 'settled' | 'failed' | 'unknown' | 'unsent'
+  settlement?: SettleResponse
+  /** A settled call answered again. */
+  replayed?: boolean
+}
+
+/** Options of {@link createOutcomes}. */
+export interface OutcomeOptions {
+  observer?: PaymentObserver
+  onNote?: (note: PaymentNote) => void
+}
+
+/** The exit of every paid call, see {@link createOutcomes}. */
+export interface Outcomes {
+  /** A new call's outcome, before any step. */
+  open(call: PaidCall, charged?: number): CallOutcome
+  /** A verify succeeded: recorded now (the `verified` event, not awaited) and at the exit. */
+  verified(outcome: CallOutcome, payer: string | undefined): void
+  /**
+   * Records what became of the call, once, at its exit: frees its claim unless its payment was
+   * sent to settlement; one payment event (`settled`, awaited before the result is released;
+   * `settle_failed`; `tool_failed_unsettled`); one note for the operators' metrics (a refusal with
+   * its code, a failed verify, a settlement in doubt, a replay); the rate-limit points of a
+   * settled payment given back. Never throws.
+   *
+   * @param error - what the call was answered with, when it failed
+   */
+  close(outcome: CallOutcome, error?: unknown): Promise<void>
+}
+
+/**
+ * The one place where a paid call's bookkeeping is done: the steps only say what happened
+ * ({@link CallOutcome}), and the exit records it, so that every call is counted once, however it
+ * ended.
+ *
+ * @example
+ * const outcomes = createOutcomes({ observer, onNote })
+ * const outcome = outcomes.open(call)
+ * try { … } catch (error) { await outcomes.close(outcome, error); throw error }
+ */
+export function createOutcomes(options: OutcomeOptions): Outcomes {
+  const emit = async (event: PaymentEvent) => {
+    try {
+      await options.observer?.(event)
+    } catch (error) {
+      // Telemetry never fails a paid call.
+      logger.error({ err: describeError(error), outcome: event.outcome }, 'payment observer failed')
+    }
+  }
+  const note = (o: CallOutcome, outcome: PaymentNote['outcome'], code?: string) =>
+    options.onNote?.({
+      tool: o.call.tool.id,
+      transport: o.call.transport,
+      outcome,
+      ...(o.rail ? { network: o.rail.network } : {}),
+      ...(code ? { code } : {}),
+    })
+  const event = (o: CallOutcome, outcome: PaymentEvent['outcome'], payer?: string) => {
+    const rail = o.rail ?? { network: 'unknown', amount: '0' }
+    return emit({
+      tool: o.call.tool.id,
+      transport: o.call.transport,
+      network: rail.network,
+      amount: rail.amount,
+      outcome,
+      ...(payer ? { payer } : {}),
+    })
+  }
+
+  return {
+    open: (call, charged = 0) => ({ call, charged }),
+    verified(o, payer) {
+      o.verified = { payer }
+      void event(o, 'verified', payer)
+    },
+    async close(o, error) {
+      const sent = o.settle === 'settled' || o.settle === 'failed' || o.settle === 'unknown'
+      if (error !== undefined && !sent) await o.claim?.release()
+      const payer = o.settlement?.payer ?? o.verified?.payer
+      if (o.settle === 'settled') {
+        const amount = o.settlement?.amount
+        if (amount && o.rail) o.rail = { ...o.rail, amount }
+        await event(o, 'settled', payer)
+        o.call.quota?.reward(o.charged)
+        return
+      }
+      if (o.replayed && error === undefined) return note(o, 'replayed')
+      if (o.settle) await event(o, 'settle_failed', payer)
+      else if (o.verified) await event(o, 'tool_failed_unsettled', payer)
+      const code = (error as { code?: unknown } | undefined)?.code
+      if (o.settle === 'unknown') note(o, 'settle_unknown')
+      else if (o.verified || o.settle) return
+      else if (code === 'payment_verification_failed') note(o, 'verify_failed', reasonOf(error))
+      else note(o, 'refused', typeof code === 'string' ? code : 'internal_error')
+    },
+  }
+}
+
+/** The facilitator's reason of a failed verify: the `error` of the PaymentRequired it answers. */
+function reasonOf(error: unknown): string | undefined {
+  const required = (error as { paymentRequired?: { error?: unknown } }).paymentRequired
+  return typeof required?.error === 'string' ? required.error : undefined
+}

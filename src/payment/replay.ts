@@ -1,0 +1,148 @@
+import type { SettleResponse } from '@x402/core/types'
+import { logger } from '../logger.js'
+import type { Answer, GateParts, PaidContext } from './call.js'
+import { callRecords } from './claim.js'
+import {
+  FacilitatorUnavailableError,
+  PaymentConflictError,
+  PaymentIdentifierConflictError,
+  PaymentInProgressError,
+  PaymentRequiredError,
+  SettlementUnknownError,
+} from './errors.js'
+import { type GuardRecord, sameCall } from './guard.js'
+import { runTool } from './run.js'
+import { settleCall } from './settle.js'
+import { verifyPayment } from './verify.js'
+
+/**
+ * The replay policy: answers a call whose payment or `payment-identifier` id the guard holds. The
+ * holder's record is answered for only to its payer: a request presenting the very payment of the
+ * record (same authorization and signature), or one whose own payment verifies (verify, never
+ * settle) to the same payer under the record's id. A copy of the record's own authorization with
+ * another signature is 409 `payment_conflict`; anyone else gets 409 `payment_identifier_conflict`
+ * whatever the tool and input, or 409 `payment_in_progress` while the record is pending, so that
+ * nothing is learnt about the call that holds the id. Then, by the record's state:
+ * - `settled`: the same call is replayed (the tool runs again, nothing is verified or settled), at
+ *   most `replayLimit` times in all; another call is `duplicate_settlement`;
+ * - `pending`: `payment_in_progress`, or `duplicate_settlement` for another call;
+ * - `spent`: `duplicate_settlement` (its settlement failed);
+ * - `unknown`: the very payment, for the same call, is settled again ({@link resettle}).
+ *
+ * @throws the refusals above; what {@link resettle} throws
+ * @example const answer = await answerHeld(parts, ctx, held.key, held.record)
+ */
+export async function answerHeld(
+  parts: GateParts,
+  ctx: PaidContext,
+  key: string,
+  record: GuardRecord,
+): Promise<Answer> {
+  const { identity } = ctx.presented
+  const samePayment = record.payment === identity.key && record.proof === identity.proof
+  if (!samePayment && key === identity.key) throw new PaymentConflictError()
+  if (!samePayment) {
+    if (record.state === 'pending') throw inProgress()
+    const verdict = await verifyPayment(
+      parts.link,
+      ctx.state,
+      ctx.presented.payment,
+      ctx.presented.matched,
+      ctx.offer.extensions,
+    )
+    const payer = verdict.valid && verdict.payer ? parts.payerHash(verdict.payer) : undefined
+    if (!payer || payer !== record.payer) throw new PaymentIdentifierConflictError()
+  }
+  const same = sameCall(record.call, ctx.fp)
+  switch (record.state) {
+    case 'settled':
+      if (!same) return duplicate(ctx, 'already paid for a different call (tool or input)')
+      return replaySettled(parts, ctx, record)
+    case 'pending':
+      if (same) throw inProgress()
+      return duplicate(ctx, 'is being used for a different call (tool or input) right now')
+    case 'spent':
+      return duplicate(ctx, 'was already sent to settlement, which failed')
+    case 'unknown':
+      if (!same) return duplicate(ctx, 'already paid for a different call (tool or input)')
+      if (!samePayment) {
+        throw new SettlementUnknownError(
+          'An earlier payment under this payment-identifier id was sent to settlement with an unknown outcome; retry with that same payment to settle it, not a new one',
+        )
+      }
+      return resettle(parts, ctx, key, record)
+  }
+}
+
+/** A settled call answered again: the tool runs again on the same input; nothing is settled. */
+async function replaySettled(
+  parts: GateParts,
+  ctx: PaidContext,
+  record: GuardRecord,
+): Promise<Answer> {
+  const count = await parts.guard.countReplay(record.payment, ctx.retentionMs)
+  if (count > parts.replayLimit) {
+    return duplicate(
+      ctx,
+      `was already answered ${parts.replayLimit} more times (REPLAY_LIMIT): its replays are used up`,
+    )
+  }
+  // Deterministic tools: the same tool and input give the same result. A failure here
+  // (overloaded, shutting down) charges nothing more.
+  const nowSeconds = parts.env.nowSeconds()
+  const result = await ctx.admission.run(ctx.call.tool, ctx.checked, nowSeconds)
+  ctx.outcome.replayed = true
+  logger.info({ tool: ctx.call.tool.id, replay: count }, 'paid call replayed')
+  return { result, nowSeconds, settlement: record.settlement as SettleResponse, replayed: true }
+}
+
+/**
+ * Retries the settlement of a payment whose outcome was unknown: takes the record back
+ * atomically (one retry at a time), runs the tool again, asks the facilitator to settle the same
+ * payment again, and records what became of it. While the outcome stays unknown the record stays
+ * `unknown` (the first attempt may have landed): it is never freed.
+ *
+ * @throws {PaymentInProgressError} another retry holds it
+ * @throws {SettlementUnknownError} still unknown, or the facilitator could not be reached
+ */
+async function resettle(
+  parts: GateParts,
+  ctx: PaidContext,
+  key: string,
+  record: GuardRecord,
+): Promise<Answer> {
+  if (!(await parts.guard.reclaim(key, record.proof, { ...record, state: 'pending' }))) {
+    throw inProgress()
+  }
+  const records = callRecords(parts.guard, ctx.keys, {
+    key: ctx.presented.identity.key,
+    ms: ctx.retentionMs,
+  })
+  ctx.outcome.claim = {
+    put: (r) => records.put(r),
+    // Never free a payment that may have moved: back to `unknown`.
+    release: () => records.put({ ...record, state: 'unknown' }),
+  }
+  const ran = await runTool(parts, ctx)
+  try {
+    return { ...ran, settlement: await settleCall(parts, ctx, record.payer) }
+  } catch (error) {
+    if (error instanceof FacilitatorUnavailableError) throw new SettlementUnknownError()
+    throw error
+  }
+}
+
+/** Refuses a payment already used: 402 `duplicate_settlement`, saying why. */
+async function duplicate(ctx: PaidContext, why: string): Promise<never> {
+  throw new PaymentRequiredError(
+    'duplicate_settlement',
+    `This payment ${why}; sign a new one`,
+    await ctx.offer.refusal('duplicate_settlement'),
+  )
+}
+
+function inProgress(): PaymentInProgressError {
+  return new PaymentInProgressError(
+    'This payment is being processed by another request; retry after Retry-After for its result',
+  )
+}
