@@ -99,6 +99,8 @@ const envSchema = z.object({
     .optional(),
   RAIL_ORDER: z.enum(['evm,solana', 'solana,evm']).default('evm,solana'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Read by src/logger.ts itself, before the configuration: checked here all the same.
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   DATABASE_URL: z.string().optional(),
   TELEMETRY_SALT: z.string().min(16, 'must be at least 16 characters').optional(),
   TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),

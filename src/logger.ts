@@ -1,8 +1,23 @@
 import { type LoggerOptions, pino } from 'pino'
 import { currentRequestId } from './request-context.js'
 
+/**
+ * `LOG_FORMAT=pretty`: one coloured line per entry for a person at a terminal (`npm run dev`),
+ * through pino's transport to pino-pretty, a dev dependency; JSON lines otherwise.
+ */
+const pretty =
+  process.env.LOG_FORMAT === 'pretty'
+    ? {
+        transport: {
+          target: 'pino-pretty',
+          options: { singleLine: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname' },
+        },
+      }
+    : {}
+
 /** The options of {@link logger} (a test captures what it writes with them). */
 export const loggerOptions: LoggerOptions = {
+  ...pretty,
   level: process.env.LOG_LEVEL || (process.env.VITEST ? 'silent' : 'info'),
   base: undefined,
   // Called only for lines that are written (after the level check); pino merges into the object

@@ -69,17 +69,19 @@ describe('npm run dev', () => {
     expect(lines.filter((l) => /^\s*open\s/.test(l))).toEqual([])
   })
 
-  it('says it logs at info and how to change it, then logs each request', async () => {
+  it('says it logs at info and how to change it, then logs each request as a pretty line', async () => {
     expect(lines).toContain(
-      'Logging at info: one JSON line per request on stdout (unpaid 402s at debug), refused ' +
-        'payments and 429s included. LOG_LEVEL=debug npm run dev shows more, LOG_LEVEL=warn less.',
+      'Logging at info: one line per request on stdout (unpaid 402s at debug), refused ' +
+        'payments and 429s included. LOG_LEVEL=debug npm run dev shows more, LOG_LEVEL=warn less; ' +
+        'LOG_FORMAT=json prints the JSON lines the service writes in production.',
     )
     const res = await fetch(`http://127.0.0.1:${port}/no-such-path`)
     expect(res.status).toBe(404)
+    // Pretty, for a person: the time, the level and the message, then the fields on one line.
     const line = await lineMatching((l) => l.includes('"path":"/no-such-path"'), 30_000)
-    expect(JSON.parse(line)).toMatchObject({
-      level: 30,
-      msg: 'request',
+    const [, time, fields] = /^\[(\d\d:\d\d:\d\d)\] INFO: request (\{.*\})$/.exec(line) ?? []
+    expect(time).toBeDefined()
+    expect(JSON.parse(fields ?? '{}')).toMatchObject({
       method: 'GET',
       path: '/no-such-path',
       status: 404,

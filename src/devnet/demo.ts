@@ -9,6 +9,7 @@
  * (chain id 84532, USDC named "USDC" at its Sepolia address) and Solana devnet (the devnet USDC
  * mint), and the service runs with X402_NETWORK=testnet.
  */
+import './dev-logs.js'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -134,9 +135,9 @@ async function main(): Promise<void> {
   out()
   logger.level = process.env.LOG_LEVEL || DEV_LOG_LEVEL
   out(
-    `Logging at ${logger.level}: one JSON line per request on stdout (unpaid 402s at debug), ` +
+    `Logging at ${logger.level}: one line per request on stdout (unpaid 402s at debug), ` +
       'refused payments and 429s included. LOG_LEVEL=debug npm run dev shows more, ' +
-      'LOG_LEVEL=warn less.',
+      'LOG_LEVEL=warn less; LOG_FORMAT=json prints the JSON lines the service writes in production.',
   )
   out('Ctrl-C stops the service, the chains and the facilitator.')
 
