@@ -98,6 +98,7 @@ const envSchema = z.object({
     .regex(/^solana:[1-9A-HJ-NP-Za-km-z]{32}$/, 'must be a CAIP-2 solana network')
     .optional(),
   RAIL_ORDER: z.enum(['evm,solana', 'solana,evm']).default('evm,solana'),
+  X402_DEVNET: z.enum(['on', 'off']).default('off'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Read by src/logger.ts itself, before the configuration: checked here all the same.
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
@@ -200,6 +201,8 @@ export interface Config {
   solanaNetwork: string | undefined
   /** Order of the rails in `accepts`. */
   railOrder: readonly ('evm' | 'solana')[]
+  /** X402_DEVNET: the rails' networks are simulated on a local devnet (npm run dev, the tests). */
+  devnet: boolean
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL']
   /**
    * Telemetry store: unset or a file path -> SQLite (./data/telemetry.sqlite by default);
@@ -332,6 +335,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     usdcSolana: e.USDC_SOLANA,
     solanaNetwork: e.SOLANA_NETWORK,
     railOrder: e.RAIL_ORDER.split(',') as ('evm' | 'solana')[],
+    devnet: e.X402_DEVNET === 'on',
     logLevel: e.LOG_LEVEL,
     databaseUrl: e.DATABASE_URL,
     telemetrySalt: e.TELEMETRY_SALT,

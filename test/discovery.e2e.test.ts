@@ -76,14 +76,29 @@ describe('discovery on the devnet', () => {
     }
   })
 
-  it('/capabilities lists both devnet rails as live', async () => {
+  it('/capabilities lists both devnet rails as live, each marked as simulated on a local devnet', async () => {
     const doc = await json(await fetch(`${svc.baseUrl}/capabilities`))
     expect(
-      doc.x402.rails.map((r: { network: string; payTo: string }) => [r.network, r.payTo]),
+      doc.x402.rails.map((r: { network: string; payTo: string; devnet?: true }) => [
+        r.network,
+        r.payTo,
+        r.devnet,
+      ]),
     ).toEqual([
-      ['eip155:8453', stack.evm.payTo],
-      [stack.solana.network, stack.solana.payTo],
+      ['eip155:8453', stack.evm.payTo, true],
+      [stack.solana.network, stack.solana.payTo, true],
     ])
+  })
+
+  it('says on /llms.txt and /health that the devnet is a demo where no real money moves', async () => {
+    const llms = await (await fetch(`${svc.baseUrl}/llms.txt`)).text()
+    expect(llms.split('\n')[2]).toContain(
+      'Base and Solana (simulated on a local devnet, for trying the service: its USDC has no value, no real money moves)',
+    )
+    const health = await json(await fetch(`${svc.baseUrl}/health`))
+    expect(health.devnet).toBe(
+      'The payment networks are simulated on a local devnet, for trying the service: its USDC has no value, no real money moves.',
+    )
   })
 
   it('every /llms.txt example succeeds when paid, alternating Base and Solana', async () => {

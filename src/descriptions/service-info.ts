@@ -9,6 +9,8 @@ export interface NamedNetwork {
   /** e.g. "Base Sepolia" (a `Rail`'s `name`). */
   name: string
   testnet: boolean
+  /** True when it is simulated on a local devnet (X402_DEVNET): no real money moves. */
+  devnet?: true
 }
 
 /** A configured rail as the documents publish it; a payment `Rail` is one. */

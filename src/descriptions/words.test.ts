@@ -33,4 +33,14 @@ describe('networksInWords', () => {
       'Base and Solana devnet (Solana devnet is a test network: faucet USDC, no value)',
     )
   })
+
+  it('says when the networks are simulated on a local devnet, whatever they pose as', () => {
+    const local = <T extends object>(rail: T) => ({ ...rail, devnet: true as const })
+    expect(networksInWords([local(base), local(solana)], 'and')).toBe(
+      'Base and Solana (simulated on a local devnet, for trying the service: its USDC has no value, no real money moves)',
+    )
+    expect(networksInWords([local(sepolia)], 'or')).toBe(
+      'Base Sepolia (simulated on a local devnet, for trying the service: its USDC has no value, no real money moves)',
+    )
+  })
 })

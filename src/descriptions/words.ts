@@ -14,6 +14,10 @@ export function usdcDecimal(atomic: string | bigint): string {
   return frac ? `${whole}.${frac}` : `${whole}`
 }
 
+/** What every surface says of a local devnet (X402_DEVNET). */
+export const DEVNET_WORDS =
+  'simulated on a local devnet, for trying the service: its USDC has no value, no real money moves'
+
 /**
  * The networks of some rails in words, for the prose of the discovery documents: "Base and
  * Solana", "Base Sepolia or Solana devnet (test networks: faucet USDC, no value)", "Base and
@@ -25,7 +29,7 @@ export function usdcDecimal(atomic: string | bigint): string {
  * networksInWords([{ network: 'eip155:8453', name: 'Base', testnet: false }], 'or') // 'Base'
  */
 export function networksInWords(
-  rails: readonly { name: string; testnet: boolean }[],
+  rails: readonly { name: string; testnet: boolean; devnet?: true }[],
   joiner: 'and' | 'or',
 ): string {
   if (rails.length === 0) return 'no network yet'
@@ -34,6 +38,7 @@ export function networksInWords(
     names.length === 1
       ? (names[0] as string)
       : `${names.slice(0, -1).join(', ')} ${joiner} ${names.at(-1)}`
+  if (rails.some((r) => r.devnet)) return `${listed} (${DEVNET_WORDS})`
   const tests = rails.filter((r) => r.testnet)
   if (tests.length === 0) return listed
   if (tests.length === rails.length) {

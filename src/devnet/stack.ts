@@ -146,6 +146,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       PAY_TO_SOLANA: solana.payTo,
       SOLANA_NETWORK: solana.network,
       X402_NETWORK: stage,
+      // Every surface of the service says that these networks are simulated here.
+      X402_DEVNET: 'on',
     },
     stopFacilitator: () => first.stop(),
     startFacilitator: () => first.start(),

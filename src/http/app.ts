@@ -142,6 +142,7 @@ export function createApp(deps: AppDeps): Hono {
 
   registerHealth(app, {
     link: deps.gate.link,
+    devnet: deps.rails?.some((rail) => rail.devnet) ?? false,
     telemetryHealth: deps.telemetryHealth,
     redisHealth: deps.redisHealth,
   })

@@ -19,6 +19,20 @@ function appWith(options: Parameters<typeof registerHealth>[1]) {
 }
 
 describe('GET /health', () => {
+  it('says first, and only there, that the payment networks are simulated on a local devnet', async () => {
+    const { link } = fakeGate()
+    await link.ready()
+    const local = healthSchema.parse(
+      await (await appWith({ link, devnet: true }).request('/health')).json(),
+    )
+    expect(Object.keys(local)[1]).toBe('devnet')
+    expect(local.devnet).toBe(
+      'The payment networks are simulated on a local devnet, for trying the service: its USDC has no value, no real money moves.',
+    )
+    const production = healthSchema.parse(await (await appWith({ link }).request('/health')).json())
+    expect(production).not.toHaveProperty('devnet')
+  })
+
   it('is ok when the facilitator settles every rail and telemetry is ok', async () => {
     const { link } = fakeGate()
     await link.ready()

@@ -1,5 +1,6 @@
 import type { Hono } from 'hono'
 import type { Health } from '../descriptions/discovery/health-schema.js'
+import { DEVNET_WORDS } from '../descriptions/words.js'
 import type { FacilitatorLink } from '../facilitators/link.js'
 import type { FacilitatorReport } from '../facilitators/types.js'
 import type { RedisState } from '../redis.js'
@@ -15,6 +16,8 @@ export interface HealthOptions {
   telemetryHealth?: (() => TelemetryHealthLike) | undefined
   /** The shared Redis connection's last-known state; absent without REDIS_URL. */
   redisHealth?: (() => RedisState) | undefined
+  /** The rails are simulated on a local devnet (X402_DEVNET): the report says so first. */
+  devnet?: boolean
 }
 
 /** Why one facilitator makes the report degraded, naming its host and auth mode; or nothing. */
@@ -82,6 +85,7 @@ export function checkHealth(options: HealthOptions): Health {
 
   return {
     status: reasons.length === 0 ? 'ok' : 'degraded',
+    ...(options.devnet ? { devnet: `The payment networks are ${DEVNET_WORDS}.` } : {}),
     reasons,
     checks: {
       facilitator: {

@@ -19,6 +19,8 @@ export interface Rail {
   name: string
   /** True on a test network (faucet USDC, no value): the landing page says so. */
   testnet: boolean
+  /** True when the network is simulated on a local devnet (X402_DEVNET): every surface says so. */
+  devnet?: true
   /** USDC contract (EVM) or mint (Solana). */
   asset: string
   /** Receiving address. */
@@ -46,6 +48,8 @@ export interface RailSettings {
   usdcSolana?: string | undefined
   solanaNetwork?: string | undefined
   railOrder: readonly RailId[]
+  /** X402_DEVNET: the networks are simulated on a local devnet. */
+  devnet?: boolean | undefined
 }
 
 /**
@@ -91,7 +95,10 @@ export function configuredRails(settings: RailSettings): Rail[] {
         }
       : undefined,
   }
-  return settings.railOrder.map((id) => rails[id]).filter((r): r is Rail => r !== undefined)
+  return settings.railOrder
+    .map((id) => rails[id])
+    .filter((r): r is Rail => r !== undefined)
+    .map((rail) => (settings.devnet ? { ...rail, devnet: true as const } : rail))
 }
 
 /**

@@ -63,6 +63,12 @@ export const capabilitiesSchema = z
             testnet: z
               .boolean()
               .describe('True on a test network: faucet USDC, no value (X402_NETWORK=testnet).'),
+            devnet: z
+              .literal(true)
+              .optional()
+              .describe(
+                'Present on a local devnet (X402_DEVNET=on): the network is simulated on one machine, no real money moves.',
+              ),
             asset: z.string().describe('USDC contract (EVM) or mint (Solana).'),
             payTo: z.string().describe('Receiving address.'),
           }),
@@ -204,10 +210,11 @@ export function buildCapabilities(
         signature: X402.signatureHeader,
         response: X402.responseHeader,
       },
-      rails: liveRails.map(({ network, name, testnet, asset, payTo }) => ({
+      rails: liveRails.map(({ network, name, testnet, devnet, asset, payTo }) => ({
         network,
         name,
         testnet,
+        ...(devnet ? { devnet } : {}),
         asset,
         payTo,
       })),

@@ -6,6 +6,12 @@ export const healthSchema = z
     status: z
       .enum(['ok', 'degraded'])
       .describe('`degraded` still answers 200: the process serves, but see `reasons`.'),
+    devnet: z
+      .string()
+      .optional()
+      .describe(
+        'Present only on a local devnet (X402_DEVNET=on: `npm run dev`, the tests): its payment networks are simulated and no real money moves.',
+      ),
     reasons: z.array(z.string()).describe('Why the status is `degraded`; empty when `ok`.'),
     checks: z.object({
       facilitator: z.object({

@@ -32,13 +32,13 @@ export const FIGURE_GROUPS: readonly FigureGroup[] = [
       {
         path: 'paid_calls',
         label: 'Paid calls',
-        hint: 'Payments verified by the facilitator',
+        hint: 'Every payment verified, whether its call then settled or not (a tool error or a failed settlement charges nothing)',
         format: 'count',
       },
       {
         path: 'successful_paid_calls',
         label: 'Successful paid calls',
-        hint: 'Settled on-chain and answered 200',
+        hint: 'Paid calls that settled and were answered 200: the ones that were charged',
         format: 'count',
       },
     ],

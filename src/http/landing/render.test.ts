@@ -278,6 +278,22 @@ describe('renderLanding', () => {
     expect(page.indexOf('stage-banner')).toBeLessThan(page.indexOf('<header'))
   })
 
+  it('marks a local devnet plainly, before anything else: title, header label and a banner saying no real money moves', async () => {
+    const local = RAILS.map((rail) => ({ ...rail, devnet: true as const }))
+    const page = await render({ rails: local })
+    expect(page).toContain(
+      '<title>Devnet · Payload Tools: payload utilities paid per call with x402</title>',
+    )
+    expect(page).toContain(
+      '<div class="stage-banner" role="note" aria-label="Local devnet" data-stage="devnet">',
+    )
+    expect(text(page)).toContain(
+      "Devnet This is a demo: Base and Solana are simulated on a local devnet, for trying the service: its USDC has no value, no real money moves. Figures and receipts come from this machine's chains.",
+    )
+    expect(page).toContain('<span>Payload Tools</span> <span class="stage-label">Devnet</span>')
+    expect(page.indexOf('stage-banner')).toBeLessThan(page.indexOf('<header'))
+  })
+
   it('shows no testnet mark on mainnet', async () => {
     const page = await render()
     expect(page).not.toContain('stage-banner')

@@ -1,7 +1,7 @@
 import { html } from 'hono/html'
 import type { HtmlEscapedString } from 'hono/utils/html'
 import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from '../../descriptions/service-info.js'
-import { networksInWords, usdcDecimal } from '../../descriptions/words.js'
+import { DEVNET_WORDS, networksInWords, usdcDecimal } from '../../descriptions/words.js'
 import type { Rail } from '../../payment/rails.js'
 import type { Money, Stats } from '../../telemetry/index.js'
 import type { ToolDefinition } from '../../tools/types.js'
@@ -42,18 +42,29 @@ export interface LandingModel {
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>
 
 /** A configured rail as the landing page shows it. */
-export type LandingRail = Pick<Rail, 'id' | 'network' | 'name' | 'testnet'>
+export type LandingRail = Pick<Rail, 'id' | 'network' | 'name' | 'testnet' | 'devnet'>
 
-/** True when the page serves a test network: the title, header and banner say so. */
-function onTestnet(model: LandingModel): boolean {
-  return model.rails.some((rail) => rail.testnet)
+/**
+ * What the page serves, when it is not real money: a local devnet (X402_DEVNET) or a test
+ * network; the title, header and banner say so. Undefined on mainnet.
+ */
+function stageOf(model: LandingModel): 'Devnet' | 'Testnet' | undefined {
+  if (model.rails.some((rail) => rail.devnet)) return 'Devnet'
+  return model.rails.some((rail) => rail.testnet) ? 'Testnet' : undefined
 }
 
 /**
- * The testnet banner: shown when any rail is a test network, naming them, so that nobody takes
- * the figures for revenue or pays with real money expecting a real service. Empty on mainnet.
+ * The stage banner: on a local devnet or when any rail is a test network, naming them, so that
+ * nobody takes the figures for revenue or pays with real money expecting a real service. Empty
+ * on mainnet.
  */
 function stageBanner(model: LandingModel): Html | string {
+  if (stageOf(model) === 'Devnet') {
+    const names = model.rails.map((rail) => rail.name).join(' and ')
+    return html`<div class="stage-banner" role="note" aria-label="Local devnet" data-stage="devnet"><div class="wrap">
+<p><strong class="stage-label">Devnet</strong> This is a demo: ${names} ${model.rails.length === 1 ? 'is' : 'are'} ${DEVNET_WORDS}. Figures and receipts come from this machine's chains.</p>
+</div></div>`
+  }
   const tests = model.rails.filter((rail) => rail.testnet)
   if (tests.length === 0) return ''
   const names = tests.map((rail) => rail.name).join(' and ')
@@ -75,7 +86,7 @@ function head(model: LandingModel): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <meta name="description" content="${serviceSummary(model.tools, model.rails)}">
-<title>${onTestnet(model) ? 'Testnet · ' : ''}${SERVICE.name}: payload utilities paid per call with x402</title>
+<title>${stageOf(model) ? `${stageOf(model)} · ` : ''}${SERVICE.name}: payload utilities paid per call with x402</title>
 <link rel="icon" href="${ASSET_PATHS.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="${ASSET_PATHS.chartCss}">
 <link rel="stylesheet" href="${ASSET_PATHS.css}">
@@ -87,7 +98,7 @@ function head(model: LandingModel): Html {
 function siteHeader(model: LandingModel): Html {
   return html`<header class="site-header">
 <div class="wrap bar">
-<a class="brand" href="/"><img src="${ASSET_PATHS.icon}" alt="" width="28" height="28"><span>${SERVICE.name}</span>${onTestnet(model) ? html` <span class="stage-label">Testnet</span>` : ''}</a>
+<a class="brand" href="/"><img src="${ASSET_PATHS.icon}" alt="" width="28" height="28"><span>${SERVICE.name}</span>${stageOf(model) ? html` <span class="stage-label">${stageOf(model)}</span>` : ''}</a>
 <nav aria-label="Sections"><ul>
 <li><a href="#live">Live usage</a></li>
 <li><a href="#tools">Tools</a></li>
