@@ -24,7 +24,6 @@ beforeAll(async () => {
     env: { TOOL_WORKERS: '2' },
   })
   stack = dev.stack
-  await dev.svc.service.runner.warm()
 })
 afterAll(() => dev?.stop())
 

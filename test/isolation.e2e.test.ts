@@ -39,8 +39,6 @@ beforeAll(async () => {
     env: { TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '16', FACILITATOR_TIMEOUT_MS: '2500' },
   })
   ;({ stack, svc, events } = dev)
-  // Thread start-up (tsx compiles the tools in each thread) is not what these tests measure.
-  await svc.service.runner.warm()
 })
 afterAll(() => dev?.stop())
 
