@@ -96,5 +96,5 @@ describe('as a program (the image HEALTHCHECK)', () => {
       detail: 'ECONNREFUSED',
       msg: 'unhealthy',
     })
-  }, 30_000)
+  }, 120_000)
 })

@@ -118,7 +118,7 @@ afterAll(async () => {
     rmSync(cluster.dir, { recursive: true, force: true })
   await Promise.all([postgres?.destroy(), redis?.destroy()])
   await stack?.stop()
-}, 60_000)
+}, 120_000)
 
 const network = (rail: Rail) => (rail === 'evm' ? BASE : stack.solana.network)
 const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n)

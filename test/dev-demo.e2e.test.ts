@@ -53,7 +53,7 @@ afterAll(async () => {
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
   await exited
   clearTimeout(timer)
-}, 60_000)
+}, 120_000)
 
 describe('npm run dev', () => {
   it('prints the landing page as a URL, not as a macOS open command', () => {
@@ -83,5 +83,5 @@ describe('npm run dev', () => {
   it('stops on Ctrl-C (SIGINT)', async () => {
     child.kill('SIGINT')
     expect(await exited).toBe(0)
-  }, 60_000)
+  }, 120_000)
 })
