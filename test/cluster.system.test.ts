@@ -99,7 +99,7 @@ beforeAll(async () => {
   notes.push(
     `dev stack, PostgreSQL, Redis: ${Math.round(t1 - t0)} ms; ${INSTANCES} instances + nginx: ${Math.round(performance.now() - t1)} ms`,
   )
-}, 180_000)
+}, 300_000)
 
 afterAll(async () => {
   const markdown = [

@@ -62,7 +62,7 @@ beforeAll(async () => {
   for (const payer of [...stack.evm.payers, ...stack.solana.payers]) {
     secrets.push({ what: 'payer address', value: payer.address })
   }
-})
+}, 240_000)
 afterAll(async () => {
   await instance?.stop()
   rmSync(dir, { recursive: true, force: true })

@@ -68,7 +68,7 @@ beforeAll(async () => {
       TOOL_WORKERS: '1',
     },
   })
-}, 180_000)
+}, 300_000)
 
 afterAll(async () => {
   await cluster?.stop()
