@@ -5,7 +5,7 @@
 #
 # The base is an argument, so that an operator can pin a digest
 # (`--build-arg BASE=node:24-bookworm-slim@sha256:…`) and a test can substitute a local image with
-# the same contents (scripts/container-base.sh, test/container.e2e.test.ts). It must be Debian
+# the same contents (scripts/container-base.sh, test/container.system.test.ts). It must be Debian
 # with Node in /usr/local, as the official node images are.
 ARG BASE=node:24-bookworm-slim
 
@@ -19,6 +19,15 @@ ENV npm_config_update_notifier=false \
     npm_config_audit=false
 WORKDIR /app
 
+# What `npm install` reads of package.json (its dependencies, workspaces, name, version and type),
+# without its scripts and descriptions: a change to a script leaves this stage's output byte for
+# byte the same, so the layer cache keeps the two installs below.
+FROM toolchain AS manifest
+COPY package.json package-lock.json ./
+RUN node -e "const fs = require('fs'); const p = JSON.parse(fs.readFileSync('package.json')); \
+for (const k of ['scripts', 'description']) delete p[k]; \
+fs.writeFileSync('package.json', JSON.stringify(p, null, 2) + '\\n')"
+
 # Production dependencies only, at the lockfile's versions. `npm install`, not `npm ci`: the
 # lockfile lacks other platforms' optional binaries (README, Set up), which `npm ci` refuses.
 # `--workspaces=false`: the MCP bridge workspace (clients/mcp-bridge) is its own npm package, not
@@ -31,7 +40,7 @@ WORKDIR /app
 # npm's download cache is a build cache mount (BuildKit, buildah): kept between builds, so that a
 # changed lockfile downloads only what changed, and never part of a layer.
 FROM toolchain AS deps
-COPY package.json package-lock.json ./
+COPY --from=manifest /app/package.json /app/package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
     npm pkg delete devDependencies \
  && npm install --omit=dev --workspaces=false --ignore-scripts \
@@ -42,7 +51,7 @@ RUN --mount=type=cache,target=/root/.npm \
 # chains, facilitator, nginx launcher) is compiled with the rest and then removed: nothing the
 # service loads imports it, and its dependencies (anvil, litesvm) are dev-only.
 FROM toolchain AS build
-COPY package.json package-lock.json ./
+COPY --from=manifest /app/package.json /app/package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm install --workspaces=false --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src

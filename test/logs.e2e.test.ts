@@ -9,12 +9,13 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServiceInstance, type ServiceInstance } from '../src/devnet/instance.js'
 import { freePort } from '../src/devnet/ports.js'
-import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import type { DevStack } from '../src/devnet/stack.js'
 import { catalog } from '../src/tools/catalog.js'
 import type { ToolDefinition } from '../src/tools/types.js'
 import { type PayerKeys, payerClient } from './helpers/clients.js'
 import { parseExposition, total } from './helpers/metrics.js'
 import { payerKeys, type Rail } from './helpers/rails.js'
+import { sharedDevStack } from './helpers/service.js'
 
 // The service as `npm start` runs it (src/main.ts in a process of its own), with LOG_LEVEL=trace:
 // a full paid run on both rails over HTTP and MCP, with failures, then its log is read whole.
@@ -40,7 +41,7 @@ const settledCalls = { evm: 0, solana: 0 }
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'logs-e2e-'))
-  stack = await startDevStack({ payers: 2 })
+  stack = await sharedDevStack()
   metricsPort = await freePort()
   instance = createServiceInstance({
     name: 'logs',
@@ -61,10 +62,9 @@ beforeAll(async () => {
   for (const payer of [...stack.evm.payers, ...stack.solana.payers]) {
     secrets.push({ what: 'payer address', value: payer.address })
   }
-})
+}, 240_000)
 afterAll(async () => {
   await instance?.stop()
-  await stack?.stop()
   rmSync(dir, { recursive: true, force: true })
 })
 

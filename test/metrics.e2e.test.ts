@@ -17,7 +17,7 @@ import { paidFetch, payerClient } from './helpers/clients.js'
 import { json } from './helpers/json.js'
 import { parseExposition, type Sample, total } from './helpers/metrics.js'
 import { payerKeys, payToBalance, type Rail } from './helpers/rails.js'
-import { type DevService, startDevService } from './helpers/service.js'
+import { type DevService, startDevService, TEST_TOOL_WORKERS } from './helpers/service.js'
 
 // The operator metrics against the chain and /stats: paid calls on both rails over HTTP and MCP,
 // and every failure that can be had today (a tool failure, an invalid body, a verify failure for
@@ -52,9 +52,11 @@ beforeAll(async () => {
     cacheMs: 0,
     onWrite: (write) => metrics?.telemetryWrite(write),
   })
+  // A stack of its own: a test here drains a payer's wallet.
   dev = await startDevService({
     payers: 4,
     clock,
+    ownStack: true,
     env: { METRICS_TOKEN: TOKEN, REDIS_URL: SYSTEM_REDIS_URL, RATE_LIMIT_POINTS: String(POINTS) },
     overrides: {
       telemetry,
@@ -239,7 +241,7 @@ describe('operator metrics on the devnet', () => {
       total(samples, 'tool_run_duration_seconds_count', labels)
     expect(runs({ outcome: 'ok' })).toBe(6)
     expect(runs({ tool: 'base64', outcome: 'tool_error' })).toBe(1)
-    expect(total(samples, 'tool_pool_workers')).toBe(1)
+    expect(total(samples, 'tool_pool_workers')).toBe(Number(TEST_TOOL_WORKERS))
     expect(total(samples, 'tool_pool_busy_workers')).toBe(0)
     expect(total(samples, 'tool_pool_queue_depth')).toBe(0)
     // Two writes (verified, final) per verified call, all committed.

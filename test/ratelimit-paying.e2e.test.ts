@@ -4,10 +4,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { PaymentRequired } from '@x402/core/types'
 import { wrapFetchWithPayment } from '@x402/fetch'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import type { DevStack } from '../src/devnet/stack.js'
 import { payerClient } from './helpers/clients.js'
 import { payerKeys, payToBalance } from './helpers/rails.js'
-import { type RunningService, startService } from './helpers/service.js'
+import { type RunningService, sharedDevStack, startService } from './helpers/service.js'
 
 // Issue 17, "Paying clients keep their free quota", with the default limits (120 unpaid requests
 // per 60 s): a client that pays for what it calls is never limited by its paid traffic, over HTTP
@@ -20,7 +20,7 @@ let stack: DevStack
 let svc: RunningService
 
 beforeAll(async () => {
-  stack = await startDevStack({ payers: 1 })
+  stack = await sharedDevStack()
   svc = await startService(stack, {
     RATE_LIMIT_POINTS: '120',
     RATE_LIMIT_DURATION_S: '60',
@@ -30,7 +30,6 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(async () => {
   await svc?.stop()
-  await stack?.stop()
 })
 
 const from = (client: string) => ({ 'X-Forwarded-For': client })

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import type { DevStack } from '../src/devnet/stack.js'
 import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
 import { DEFAULT_SQLITE_FILE } from '../src/telemetry/store.js'
 import { findToolByPath } from '../src/tools/catalog.js'
@@ -14,7 +14,7 @@ import { json } from './helpers/json.js'
 import { discardKeptStore, keepStore, keptSqliteDir } from './helpers/kept-stores.js'
 import { PG_ADMIN_URL } from './helpers/pg-schema.js'
 import { payerKeys, payToBalance as payToBalanceOn, type Rail } from './helpers/rails.js'
-import { type RunningService, startService } from './helpers/service.js'
+import { type RunningService, sharedDevStack, startService } from './helpers/service.js'
 import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
 
 // GET /stats end to end: real paid calls from two payers on both rails (anvil + litesvm, the
@@ -125,11 +125,9 @@ function postgresBackend(): Backend {
 let stack: DevStack
 
 beforeAll(async () => {
-  stack = await startDevStack({ payers: 2 })
+  stack = await sharedDevStack()
 })
-afterAll(async () => {
-  await stack?.stop()
-})
+afterAll(async () => {})
 
 describe.each([
   ['SQLite', sqliteBackend],

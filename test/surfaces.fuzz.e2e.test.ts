@@ -2,12 +2,12 @@ import './helpers/fuzz/regexp-engine.js'
 import { x402HTTPClient } from '@x402/core/client'
 import { decodePaymentRequiredHeader } from '@x402/core/http'
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types'
+import canonicalize from 'canonicalize'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_BODY_BYTES } from '../src/http/app.js'
 import { FAILURE_META_KEY, PAYMENT_META_KEY } from '../src/mcp/results.js'
 import type { PaymentEvent } from '../src/payment/gate.js'
-import { checkedInput } from '../src/runner/check.js'
 import { catalog } from '../src/tools/catalog.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from '../src/tools/types.js'
 import { payerClient } from './helpers/clients.js'
@@ -204,19 +204,22 @@ const postMcpRaw = (bytes: Uint8Array) =>
   })
 
 /**
- * What tool.run gives for a body the gate accepts: the result, or the ToolError. The tool runs on
- * the RFC 8785 form of the checked input, as the service's worker does (src/runner/check.ts), so
- * that a result never depends on the order of the body's keys: a json-validate `const` message
- * quotes the schema's object with its keys in that order.
+ * What tool.run gives for a body the gate accepts: the result, or the ToolError. Built from the
+ * libraries, not from the service's own code path (src/runner/check.ts), so that a bug there cannot
+ * hide in the oracle: the tool's Zod schema by a plain safeParse (defaults applied), the tool's
+ * shape check on the value as parsed (its first refusal may depend on the order of the keys: a
+ * schema's `$id` and `$ref` problems), then the tool on the RFC 8785 form (`canonicalize`), as
+ * SPEC promises: a result never depends on the order of the body's keys (a json-validate `const`
+ * message quotes the schema's object).
  */
 function localRun(tool: ToolDefinition, text: string): { result?: unknown; error?: ToolError } {
+  const parsed = tool.input.safeParse(JSON.parse(text))
+  if (!parsed.success) throw new Error(`the generator made an input its schema refuses: ${text}`)
   try {
-    const parsed = tool.input.parse(JSON.parse(text))
-    // The service's shape check runs on the value as parsed (its first refusal may depend on the
-    // order of the keys: a schema's `$id` and `$ref` problems), then the tool on the RFC 8785 form.
-    tool.check(parsed)
-    const checked = checkedInput(parsed)
-    return { result: tool.run(JSON.parse(new TextDecoder().decode(checked.bytes)), clock) }
+    tool.check(parsed.data)
+    const canonical = canonicalize(parsed.data)
+    if (canonical === undefined) throw new Error(`no RFC 8785 form: ${text}`)
+    return { result: tool.run(JSON.parse(canonical), clock) }
   } catch (error) {
     if (error instanceof ToolError) return { error }
     throw error

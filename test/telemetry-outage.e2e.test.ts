@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type DevStack, startDevStack } from '../src/devnet/stack.js'
-import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
+import type { DevStack } from '../src/devnet/stack.js'
+import { createTelemetry, createTelemetryStore, type Telemetry } from '../src/telemetry/index.js'
 import { findToolByPath } from '../src/tools/catalog.js'
 import type { ToolDefinition } from '../src/tools/types.js'
 import { paidFetch } from './helpers/clients.js'
@@ -14,7 +14,7 @@ import { json } from './helpers/json.js'
 import { discardKeptStore, keepStore } from './helpers/kept-stores.js'
 import { PG_ADMIN_URL } from './helpers/pg-schema.js'
 import { payerKeys, payToBalance, type Rail } from './helpers/rails.js'
-import { type RunningService, startService } from './helpers/service.js'
+import { type RunningService, sharedDevStack, startService } from './helpers/service.js'
 import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
 
 // The telemetry store dies mid-run for real: the service reaches PostgreSQL through a TCP proxy,
@@ -77,14 +77,20 @@ const KEPT_NAME = 'telemetry-outage-e2e-postgres'
 
 beforeAll(async () => {
   await discardKeptStore(KEPT_NAME)
-  stack = await startDevStack({ payers: 2 })
+  stack = await sharedDevStack()
   admin = new pg.Client({ connectionString: PG_ADMIN_URL })
   await admin.connect()
   await admin.query(`CREATE SCHEMA ${schema}`)
   proxy = await createProxy(5432)
   const options = encodeURIComponent(`-c search_path=${schema}`)
+  const databaseUrl = `postgres://postgres@127.0.0.1:${proxy.port}/test?options=${options}`
+  // The outage here is the proxy's: refused and reset connections, which fail at once. The store's
+  // own bounds (2 s a write, 5 s a read) are generous bounds on a hang instead, so that a loaded
+  // machine's slow query is not a second, unplanned outage (a 503 from /stats before the kill).
+  const bounds = { writeTimeoutMs: 60_000, readTimeoutMs: 60_000 }
   telemetry = await createTelemetry({
-    databaseUrl: `postgres://postgres@127.0.0.1:${proxy.port}/test?options=${options}`,
+    store: createTelemetryStore(databaseUrl, { dataDir, ...bounds }),
+    writeTimeoutMs: bounds.writeTimeoutMs,
     dataDir,
     salt: 'outage-e2e-salt',
   })
@@ -101,7 +107,6 @@ afterAll(async () => {
     url: `${PG_ADMIN_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
     schema,
   })
-  await stack?.stop()
   rmSync(dataDir, { recursive: true, force: true })
 })
 
@@ -130,7 +135,7 @@ const getJson = async (path: string) => {
   return { status: res.status, headers: res.headers, body: await json(res) }
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+async function until(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not met in time')

@@ -39,7 +39,11 @@ export interface ServiceInstanceOptions {
   /** The service's configuration (see the README's table); PORT and HOST are set here. */
   env: Record<string, string>
   logFile: string
-  /** How long a start may take, in milliseconds; default 60 000 (a loaded 2-core machine). */
+  /**
+   * How long a start may take, in milliseconds; default 180 000, a bound on a hang: three instances
+   * starting from the sources at once beside `stress-ng --cpu 2` on a 2-core machine took more than
+   * 60 s (tsx loading the tools in every niced worker thread).
+   */
   readyTimeoutMs?: number
 }
 
@@ -79,7 +83,7 @@ export function createServiceInstance(options: ServiceInstanceOptions): ServiceI
       current = child
       try {
         await waitFor(`instance ${options.name}`, () => ready(url), {
-          timeoutMs: options.readyTimeoutMs ?? 60_000,
+          timeoutMs: options.readyTimeoutMs ?? 180_000,
           intervalMs: 100,
           alive: child.running,
         })

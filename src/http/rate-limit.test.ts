@@ -1,76 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { Hono } from 'hono'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { waitFor } from '../devnet/child.js'
-import { type PrivateRedis, SYSTEM_REDIS_URL, startPrivateRedis } from '../devnet/redis.js'
-import { createRedis, type SharedRedis } from '../redis.js'
-import { toHttpFailure } from './failures.js'
-import { createRateLimit, type RateLimit, type RateLimitOptions } from './rate-limit.js'
+import { describe, expect, it } from 'vitest'
+import { limitedApp } from '../../test/helpers/rate-limit-app.js'
+import { createRateLimit } from './rate-limit.js'
 import { requestIds } from './request-id.js'
 
-// The limiter middleware on a minimal app: in memory, on the system Redis (a key prefix of its
-// own per test), and on a Redis that is down (the insurance limiter takes over).
-
-/**
- * A stand-in app whose `/paid` route uses the quota as the payment gate does: a "good"
- * PAYMENT-SIGNATURE settles (a reward), any other is refused before verify (a point first), and
- * none is the 402 the middleware counts. `/mcp` charges the points its body names.
- */
-function appWith(limit: RateLimit): Hono {
-  const app = new Hono()
-  app.use(limit.middleware)
-  app.get('/health', (c) => c.text('ok'))
-  app.get('/stats', (c) => c.json({ ok: true }))
-  app.post('/paid', async (c) => {
-    const signature = c.req.header('PAYMENT-SIGNATURE')
-    const quota = limit.quotaOf(c)
-    if (signature === 'good') {
-      quota.reward()
-      return c.json({ ok: true }, 200)
-    }
-    if (signature !== undefined) {
-      try {
-        await quota.charge()
-      } catch (error) {
-        const failure = toHttpFailure(error)
-        return c.json(failure.body, failure.status, failure.headers)
-      }
-    }
-    return c.json({ ok: false, code: 'invalid_payment' }, 402)
-  })
-  app.post('/mcp', async (c) => {
-    try {
-      await limit.quotaOf(c).charge(Number(await c.req.text()))
-    } catch (error) {
-      const failure = toHttpFailure(error)
-      return c.json(failure.body, failure.status, failure.headers)
-    }
-    return c.json({ jsonrpc: '2.0', id: 1, result: {} })
-  })
-  return app
-}
-
-function setup(options: Partial<RateLimitOptions> = {}) {
-  const limit = createRateLimit({
-    points: 3,
-    durationSeconds: 60,
-    trustProxyHops: 0,
-    keyPrefix: `test:${randomUUID()}`,
-    paidPaths: new Set(['/paid']),
-    ...options,
-  })
-  if (!limit) throw new Error('limit disabled')
-  const app = appWith(limit)
-  /** A request from `ip`, as @hono/node-server hands it to the app. */
-  const from = async (ip: string, path = '/stats', init: RequestInit = {}) =>
-    app.request(path, init, { incoming: { socket: { remoteAddress: ip } } })
-  const statuses = async (n: number, send: () => Promise<Response>) => {
-    const out: number[] = []
-    for (let i = 0; i < n; i++) out.push((await send()).status)
-    return out
-  }
-  return { app, from, statuses }
-}
+// The limiter middleware on a minimal app, in memory. On Redis: rate-limit.system.test.ts.
 
 describe('createRateLimit (in memory)', () => {
   it('is off with 0 points', () => {
@@ -78,7 +13,7 @@ describe('createRateLimit (in memory)', () => {
   })
 
   it('answers the request beyond the limit 429 with the envelope and the IETF headers', async () => {
-    const { from, statuses } = setup()
+    const { from, statuses } = limitedApp()
     expect(await statuses(3, () => from('198.51.100.7'))).toEqual([200, 200, 200])
     const res = await from('198.51.100.7')
     expect(res.status).toBe(429)
@@ -137,7 +72,7 @@ describe('createRateLimit (in memory)', () => {
   })
 
   it('counts each client apart, and an IPv6 /64 as one client', async () => {
-    const { from, statuses } = setup()
+    const { from, statuses } = limitedApp()
     expect(await statuses(4, () => from('198.51.100.7'))).toEqual([200, 200, 200, 429])
     expect((await from('198.51.100.8')).status).toBe(200)
     expect((await from('2001:db8::1')).status).toBe(200)
@@ -148,14 +83,14 @@ describe('createRateLimit (in memory)', () => {
   })
 
   it('never counts /health', async () => {
-    const { from, statuses } = setup()
+    const { from, statuses } = limitedApp()
     expect(await statuses(10, () => from('198.51.100.7', '/health'))).toEqual(Array(10).fill(200))
     expect(await statuses(4, () => from('198.51.100.7'))).toEqual([200, 200, 200, 429])
     expect((await from('198.51.100.7', '/health')).status).toBe(200)
   })
 
   it('counts unpaid POSTs (the 402s) and never refuses a fresh payment, even over the limit', async () => {
-    const { from, statuses } = setup()
+    const { from, statuses } = limitedApp()
     const unpaid = () => from('198.51.100.7', '/paid', { method: 'POST' })
     const paid = () =>
       from('198.51.100.7', '/paid', { method: 'POST', headers: { 'PAYMENT-SIGNATURE': 'good' } })
@@ -165,7 +100,7 @@ describe('createRateLimit (in memory)', () => {
   })
 
   it('gives back two points for each settled payment: a paying client keeps its free quota', async () => {
-    const { from } = setup()
+    const { from } = limitedApp()
     // The x402 flow: the 402, then the paid request, 50 times over a limit of 3.
     for (let i = 0; i < 50; i++) {
       expect((await from('198.51.100.7', '/paid', { method: 'POST' })).status).toBe(402)
@@ -177,7 +112,7 @@ describe('createRateLimit (in memory)', () => {
   })
 
   it('charges a payment refused before verify a point first: over the limit, 429 instead', async () => {
-    const { from, statuses } = setup()
+    const { from, statuses } = limitedApp()
     const junk = () =>
       from('198.51.100.7', '/paid', { method: 'POST', headers: { 'PAYMENT-SIGNATURE': 'junk' } })
     expect(await statuses(4, junk)).toEqual([402, 402, 402, 429])
@@ -188,7 +123,7 @@ describe('createRateLimit (in memory)', () => {
   })
 
   it('leaves POST /mcp to the MCP endpoint, which charges a point per message', async () => {
-    const { from } = setup()
+    const { from } = limitedApp()
     const mcp = (points: number) =>
       from('198.51.100.7', '/mcp', { method: 'POST', body: String(points) })
     expect((await mcp(2)).status).toBe(200)
@@ -202,7 +137,7 @@ describe('createRateLimit (in memory)', () => {
   })
 
   it('reads the client from X-Forwarded-For only through the trusted hops', async () => {
-    const behindProxy = setup({ trustProxyHops: 1 })
+    const behindProxy = limitedApp({ trustProxyHops: 1 })
     const via = (xff: string) =>
       behindProxy.from('127.0.0.1', '/stats', { headers: { 'X-Forwarded-For': xff } })
     // The client's own entries (left of nginx's) do not change its bucket.
@@ -212,7 +147,7 @@ describe('createRateLimit (in memory)', () => {
     expect((await via('1.1.1.1, 203.0.113.9')).status).toBe(429)
     expect((await via('203.0.113.10')).status).toBe(200)
 
-    const direct = setup({ trustProxyHops: 0 })
+    const direct = limitedApp({ trustProxyHops: 0 })
     const spoof = (i: number) =>
       direct.from('198.51.100.7', '/stats', { headers: { 'X-Forwarded-For': `10.0.0.${i}` } })
     expect([
@@ -221,79 +156,5 @@ describe('createRateLimit (in memory)', () => {
       (await spoof(3)).status,
       (await spoof(4)).status,
     ]).toEqual([200, 200, 200, 429])
-  })
-})
-
-describe('createRateLimit on Redis', () => {
-  let redis: SharedRedis
-  let closed: SharedRedis
-  let server: PrivateRedis
-  let outage: SharedRedis
-
-  beforeAll(async () => {
-    redis = createRedis({ url: SYSTEM_REDIS_URL, timeoutMs: 500 })
-    // Nothing listens on port 1. Its timeout outlasts the test's: a request that waited for
-    // Redis would fail the test by timing out, whatever the machine's speed.
-    closed = createRedis({ url: 'redis://127.0.0.1:1', timeoutMs: 600_000 })
-    server = await startPrivateRedis()
-    outage = createRedis({ url: server.url, timeoutMs: 200 })
-  })
-  afterAll(async () => {
-    await Promise.all([redis?.close(), closed?.close(), outage?.close()])
-    await server?.destroy()
-  })
-
-  /** Resolves once `redis` reports `status` (its connection events are asynchronous). */
-  const until = (redis: SharedRedis, status: 'ready' | 'down') =>
-    waitFor(`redis ${status}`, async () => redis.state().status === status, {
-      timeoutMs: 10_000,
-      intervalMs: 20,
-    })
-
-  it('shares one count between instances on the same Redis', async () => {
-    await until(redis, 'ready')
-    const keyPrefix = `test:${randomUUID()}`
-    const a = setup({ redis, keyPrefix })
-    const b = setup({ redis, keyPrefix })
-    expect((await a.from('198.51.100.7')).status).toBe(200)
-    expect((await b.from('198.51.100.7')).status).toBe(200)
-    expect((await a.from('198.51.100.7')).status).toBe(200)
-    const refused = await b.from('198.51.100.7')
-    expect(refused.status).toBe(429)
-    expect(refused.headers.get('ratelimit-policy')).toBe('"free";q=3;w=60')
-    expect((await a.from('198.51.100.7')).status).toBe(429)
-    expect((await a.from('198.51.100.8')).status).toBe(200)
-    expect(await redis.client.get(`${keyPrefix}:198.51.100.7`)).toBe('5')
-    // Once refused, an instance refuses that client from memory: Redis is not asked again.
-    expect((await a.from('198.51.100.7')).status).toBe(429)
-    expect((await b.from('198.51.100.7')).status).toBe(429)
-    expect(await redis.client.get(`${keyPrefix}:198.51.100.7`)).toBe('5')
-  })
-
-  it('counts in memory, per instance, while Redis cannot be reached', async () => {
-    const keyPrefix = `test:${randomUUID()}`
-    const a = setup({ redis: closed, keyPrefix })
-    const b = setup({ redis: closed, keyPrefix })
-    expect(await a.statuses(4, () => a.from('198.51.100.7'))).toEqual([200, 200, 200, 429])
-    // The other instance has its own count while Redis is down.
-    expect(await b.statuses(4, () => b.from('198.51.100.7'))).toEqual([200, 200, 200, 429])
-  })
-
-  it('keeps limiting through an outage and goes back to the shared count after it', async () => {
-    await until(outage, 'ready')
-    const keyPrefix = `test:${randomUUID()}`
-    const { from } = setup({ redis: outage, keyPrefix })
-    expect((await from('198.51.100.7')).status).toBe(200)
-    await server.stop()
-    await until(outage, 'down')
-    // The insurance count starts afresh: free work keeps being answered, within a limit.
-    const during: number[] = []
-    for (let i = 0; i < 4; i++) during.push((await from('198.51.100.7')).status)
-    expect(during).toEqual([200, 200, 200, 429])
-    await server.start()
-    await until(outage, 'ready')
-    // The restarted server is empty (persistence off): the shared count starts afresh.
-    expect((await from('198.51.100.9')).status).toBe(200)
-    expect(await outage.client.get(`${keyPrefix}:198.51.100.9`)).toBe('1')
   })
 })

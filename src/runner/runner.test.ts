@@ -49,6 +49,21 @@ afterEach(() => {
 const run = async (runner: ToolRunner, t: ToolDefinition, input: unknown, now = 0) =>
   (await runner.admit().run(t, checkedInput(input), now)).value()
 
+/**
+ * Runs one call, again while the runner refuses it `overloaded`: the test before may have taken a
+ * thread down, and a loaded machine can take longer than the queue deadline to start the one that
+ * replaces it. Serving the call is the point here; how soon is `npm run bench`'s.
+ */
+async function runOnceServed(runner: ToolRunner, t: ToolDefinition, input: unknown) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run(runner, t, input)
+    } catch (error) {
+      if (!(error instanceof OverloadedError) || attempt === 10) throw error
+    }
+  }
+}
+
 const rejection = (promise: Promise<unknown>) =>
   promise.then(
     () => undefined,
@@ -108,7 +123,7 @@ describe('the tool runner', () => {
     vi.spyOn(logger, 'error').mockImplementation(() => undefined)
     const error = await rejection(run(fixtures, fixture('exit'), {}))
     expect(error).toMatchObject({ code: 'tool_failed' })
-    expect(await run(fixtures, fixture('echo'), { n: 1 })).toEqual({ input: { n: 1 } })
+    expect(await runOnceServed(fixtures, fixture('echo'), { n: 1 })).toEqual({ input: { n: 1 } })
   })
 
   it('stops a call at its budget with ToolTimeoutError, replaces the worker, serves the next', async () => {
@@ -122,7 +137,7 @@ describe('the tool runner', () => {
         'The tool did not finish within its 2000 ms budget and was stopped; nothing was charged',
     })
     expect(performance.now() - started).toBeGreaterThanOrEqual(1990)
-    expect(await run(fixtures, fixture('echo'), { n: 2 })).toEqual({ input: { n: 2 } })
+    expect(await runOnceServed(fixtures, fixture('echo'), { n: 2 })).toEqual({ input: { n: 2 } })
     expect(fixtures.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
   })
 

@@ -1,9 +1,21 @@
 import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import {
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -57,29 +69,58 @@ async function ensureBuilt(): Promise<void> {
 }
 
 /**
+ * Installs of the bridge's tarball, one directory per tarball (the first 16 hex digits of its
+ * SHA-256), kept between runs: `npm pack` makes the same bytes from the same sources, and
+ * installing the same tarball again would only repeat the same install (tens of seconds). The
+ * tarball lies there too, so that `npx -y file:<tarball>` finds its own install in npm's cache.
+ */
+const INSTALLS = join(tmpdir(), 'payload-tools-bridge-installs')
+
+/**
  * Packs the bridge (built from source if `dist/` is stale) and installs the tarball into an empty
- * temporary directory, from the npm cache where it can (`--prefer-offline`).
+ * directory, from the npm cache where it can (`--prefer-offline`); a tarball installed before is
+ * found in {@link INSTALLS} instead.
  */
 export async function installBridge(): Promise<InstalledBridge> {
   const root = await mkdtemp(join(tmpdir(), 'bridge-pack-'))
-  const app = join(root, 'app')
   const scratch = join(root, 'scratch')
-  await Promise.all([mkdir(app), mkdir(scratch), ensureBuilt()])
+  await Promise.all([mkdir(scratch), mkdir(INSTALLS, { recursive: true }), ensureBuilt()])
   // --ignore-scripts: prepack would build again; ensureBuilt has just made dist/ current.
   await run('npm', ['pack', '--pack-destination', root, '--silent', '--ignore-scripts'], {
     cwd: BRIDGE_DIR,
   })
-  const tarball = join(root, (await readdir(root)).find((f) => f.endsWith('.tgz')) ?? 'missing.tgz')
-  // A package.json of its own, so npm installs here and not into a project further up.
-  await writeFile(join(app, 'package.json'), '{"private":true}\n')
-  await run(
-    'npm',
-    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--no-package-lock', tarball],
-    { cwd: app },
-  )
+  const packed = join(root, (await readdir(root)).find((f) => f.endsWith('.tgz')) ?? 'missing.tgz')
+  const digest = createHash('sha256')
+    .update(await readFile(packed))
+    .digest('hex')
+    .slice(0, 16)
+  const dir = join(INSTALLS, digest)
+  if (!existsSync(join(dir, 'installed'))) {
+    // Made aside and renamed into place whole, so that no run finds half an install.
+    const staging = await mkdtemp(join(INSTALLS, `${digest}.`))
+    await copyFile(packed, join(staging, basename(packed)))
+    await mkdir(join(staging, 'app'))
+    // A package.json of its own, so npm installs here and not into a project further up.
+    await writeFile(join(staging, 'app', 'package.json'), '{"private":true}\n')
+    await run(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--no-package-lock',
+        join(staging, basename(packed)),
+      ],
+      { cwd: join(staging, 'app') },
+    )
+    await writeFile(join(staging, 'installed'), `${new Date().toISOString()}\n`)
+    // Another run may have put the same install in place meanwhile: keep that one.
+    await rename(staging, dir).catch(() => rm(staging, { recursive: true, force: true }))
+  }
   return {
-    bin: join(app, 'node_modules', '.bin', 'payload-tools-mcp'),
-    tarball,
+    bin: join(dir, 'app', 'node_modules', '.bin', 'payload-tools-mcp'),
+    tarball: join(dir, basename(packed)),
     scratch,
     remove: () => rm(root, { recursive: true, force: true }),
   }

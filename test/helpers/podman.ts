@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { accessSync, constants } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
@@ -6,6 +7,13 @@ import { fileURLToPath } from 'node:url'
 // on this host's cgroups, runc works; `build` and `run` need explicit ulimits for the same reason.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/**
+ * The tag of this checkout's test images (`e2e-` and 12 hex digits of its path): podman's image
+ * store is the machine's, and two checkouts testing at once must not run each other's builds.
+ * The layer cache is shared all the same.
+ */
+export const CHECKOUT_TAG = `e2e-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`
 
 /** Global flags of every podman command here. */
 export const PODMAN_GLOBAL = ['--runtime', 'runc'] as const
@@ -27,7 +35,7 @@ export interface PodmanResult {
 /**
  * Runs `podman <args>` (with {@link PODMAN_GLOBAL}); never throws for a non-zero exit.
  *
- * @example const { stdout } = await podman(['image', 'inspect', 'localhost/payload-tools:e2e'])
+ * @example const { stdout } = await podman(['image', 'inspect', 'localhost/payload-tools-base:bookworm-node24.21.0'])
  * @param timeoutMs - killed after this long (SIGKILL), code then -1
  */
 export function podman(args: readonly string[], timeoutMs = 120_000): Promise<PodmanResult> {
@@ -156,12 +164,12 @@ export interface ComposeStandIns {
  * Builds test/fixtures/compose-stand-ins on `base`: Debian's nginx, PostgreSQL 15 and Redis with
  * the part of the official images' contract compose.yaml relies on. Cached like any build.
  *
- * @returns the image names, `localhost/payload-tools-stand-in-<service>:e2e`
+ * @returns the image names, `localhost/payload-tools-stand-in-<service>:<CHECKOUT_TAG>`
  */
 export async function buildComposeStandIns(base: string): Promise<ComposeStandIns> {
   const images = {} as ComposeStandIns
   for (const service of ['nginx', 'postgres', 'redis'] as const) {
-    images[service] = `localhost/payload-tools-stand-in-${service}:e2e`
+    images[service] = `localhost/payload-tools-stand-in-${service}:${CHECKOUT_TAG}`
     await podmanBuild(
       base,
       images[service],

@@ -1,33 +1,23 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { PaymentPayload } from '@x402/core/types'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type BridgeParts, createBridge, mirrorTool, SETTLEMENT_META_KEY } from './bridge.js'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { type BridgeParts, mirrorTool, SETTLEMENT_META_KEY } from './bridge.js'
 import type { Caps } from './config.js'
-import { SpendLedger } from './ledger.js'
 import type { RailId } from './rails.js'
-import { createReceiptChecker } from './receipts.js'
-import { connectRemote } from './remote.js'
 import { SPEND_TOOL } from './spend-tool.js'
 import {
   claimsOf,
   type FakeRemote,
   fakeRemote,
   listedTool,
-  RECEIPT_KEYS,
   receipt,
   settled,
   settledWith,
   signReceipt,
 } from './test-support/fake-remote.js'
-import { BASE, baseOffer, SOL, solanaOffer, TEST_EVM_KEY } from './test-support/offers.js'
-import {
-  freeResult,
-  type ScriptedService,
-  scriptedService,
-  serviceRateLimited,
-} from './test-support/scripted-service.js'
-import { createWallet, type Wallet } from './wallet.js'
+import { BASE, baseOffer, SOL, solanaOffer } from './test-support/offers.js'
+import { testBridge } from './test-support/test-bridge.js'
 
 const tools = () => [listedTool('payload_hash', '1000'), listedTool('payload_pipeline', '3000')]
 
@@ -36,37 +26,21 @@ let logs: string[]
 let signatures: number
 
 /** A bridge over the fake service with a real x402 wallet (EVM signing is offline). */
-async function bridgeWith(
+const bridgeWith = (
   caps: Partial<Caps> = {},
   preferredRail?: RailId,
   over: Partial<BridgeParts> = {},
-) {
-  const full: Caps = { perCall: 10_000n, perSession: 100_000n, ...caps }
-  const real = await createWallet({
-    evmPrivateKey: TEST_EVM_KEY,
-    solanaRpcUrl: 'http://127.0.0.1:1',
-    perCallCap: full.perCall,
-  })
-  const wallet: Wallet = {
-    rails: real.rails,
-    sign: (required, offer) => {
-      signatures += 1
-      return real.sign(required, offer)
-    },
-  }
-  const ledger = new SpendLedger(full, undefined)
-  const log = (m: string) => logs.push(m)
-  const bridge = createBridge({
+) =>
+  testBridge({
     remote,
-    wallet,
-    ledger,
-    log,
-    receipts: createReceiptChecker({ serviceUrl: 'http://127.0.0.1:1', keys: RECEIPT_KEYS }),
-    ...(preferredRail ? { preferredRail } : {}),
-    ...over,
+    caps,
+    preferredRail,
+    over,
+    log: (m) => logs.push(m),
+    onSign: () => {
+      signatures += 1
+    },
   })
-  return { bridge, ledger }
-}
 
 beforeEach(() => {
   remote = fakeRemote(tools())
@@ -399,115 +373,6 @@ describe('the spend tool', () => {
         /^Spent 0\.003 USDC this session in 1 paid call \(Base 0\.003\); 0\.003 USDC today \(UTC \d{4}-\d{2}-\d{2}: Base 0\.003\)\. Caps: 0\.01 USDC per call, 0\.005 per session \(0\.002 left\), no daily cap\.$/,
       ),
     })
-  })
-})
-
-describe('a service that rate-limits this client (HTTP 429, scripted over real HTTP)', () => {
-  let service: ScriptedService
-  let closeRemote: () => Promise<void>
-
-  /** A bridge on connectRemote to the scripted service, as setup.ts wires it. */
-  async function limitedBridge(maxRetryAfterSeconds?: number) {
-    service = await scriptedService(tools())
-    const real = connectRemote({ mcpUrl: service.url, version: '0' })
-    closeRemote = () => real.close()
-    return bridgeWith({}, undefined, {
-      remote: real,
-      ...(maxRetryAfterSeconds === undefined ? {} : { maxRetryAfterSeconds }),
-    })
-  }
-  afterEach(async () => {
-    await closeRemote?.()
-    await service?.close()
-  })
-
-  /** Refuses the next `count` requests of `method` with the service's 429. */
-  const refuseNext = (method: string, count: number, retryAfter?: string) => {
-    let left = count
-    service.refuse = (m) =>
-      m === method && left-- > 0 ? serviceRateLimited(retryAfter) : undefined
-  }
-  const calls = () => service.methods.filter((m) => m === 'tools/call').length
-  const quota =
-    'Too many unpaid requests: 120 per 60 s per client. Paid calls are not limited. Retry after ' +
-    'Retry-After seconds.'
-
-  it('waits out a Retry-After within the bound once, and the call goes through', async () => {
-    const { bridge } = await limitedBridge()
-    refuseNext('tools/call', 1, '1')
-    const result = await bridge.callTool('payload_hash', { input: 'abc' })
-    expect(result).toEqual(freeResult('payload_hash'))
-    expect(calls()).toBe(2)
-    expect(logs).toEqual(['payload_hash: rate-limited by the service; retrying once in 1 s'])
-    expect(signatures).toBe(0)
-  })
-
-  it('reports rate_limited with the wait when Retry-After is beyond the bound, without waiting', async () => {
-    const { bridge } = await limitedBridge()
-    refuseNext('tools/call', 1, '42')
-    const result = await bridge.callTool('payload_hash', { input: 'abc' })
-    expect(result.isError).toBe(true)
-    expect(failure(result)).toEqual({
-      ok: false,
-      code: 'rate_limited',
-      error:
-        `The Payload Tools service is rate-limiting this client (${quota}). Retry after 42 s ` +
-        '(longer than the 10 s the bridge waits by itself). Nothing was signed or charged.',
-      retry_after: 42,
-    })
-    expect(result._meta?.['payload-tools/failure']).toEqual(result.structuredContent)
-    expect(calls()).toBe(1)
-    expect(signatures).toBe(0)
-  })
-
-  it('reports rate_limited when the one retry is refused too', async () => {
-    const { bridge } = await limitedBridge()
-    refuseNext('tools/call', 2, '1')
-    const result = await bridge.callTool('payload_hash', {})
-    expect(failure(result)).toEqual({
-      ok: false,
-      code: 'rate_limited',
-      error:
-        `The Payload Tools service is rate-limiting this client (${quota}). The bridge waited 1 ` +
-        's and retried once, in vain. Retry after 1 s. Nothing was signed or charged.',
-      retry_after: 1,
-    })
-    expect(calls()).toBe(2)
-  })
-
-  it('reports rate_limited without a Retry-After, and honours a smaller bound', async () => {
-    const { bridge } = await limitedBridge(0)
-    refuseNext('tools/call', 1)
-    expect(failure(await bridge.callTool('payload_hash', {}))).toEqual({
-      ok: false,
-      code: 'rate_limited',
-      error:
-        `The Payload Tools service is rate-limiting this client (${quota}). Retry later (the ` +
-        'service gave no Retry-After). Nothing was signed or charged.',
-    })
-    refuseNext('tools/call', 1, '1')
-    expect(failure(await bridge.callTool('payload_hash', {}))).toMatchObject({
-      code: 'rate_limited',
-      retry_after: 1,
-      error: expect.stringContaining(
-        'Retry after 1 s (longer than the 0 s the bridge waits by itself).',
-      ),
-    })
-    expect(calls()).toBe(2)
-  })
-
-  it('reports a rate-limited listing as rate_limited, not service_unreachable', async () => {
-    const { bridge } = await limitedBridge()
-    refuseNext('tools/list', 1, '30')
-    const result = await bridge.callTool('payload_hash', {})
-    expect(failure(result)).toMatchObject({ code: 'rate_limited', retry_after: 30 })
-    expect(calls()).toBe(0)
-    // The MCP client's own tools/list: only the spend tool, and the log says why.
-    refuseNext('tools/list', 1, '30')
-    expect((await bridge.listTools()).complete).toBe(false)
-    expect(logs.at(-1)).toMatch(
-      /^cannot list the service's tools: The Payload Tools service is rate-limiting this client/,
-    )
   })
 })
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { createFacilitatorApp, startFacilitatorServer } from './facilitator-server.js'
 
 // A facilitator with no scheme registered: every verify/settle throws inside the SDK, which is
-// what the 500 path needs; the 200 paths run against a real chain in evm.test.ts.
+// what the 500 path needs; the 200 paths run against a real chain in evm.e2e.test.ts.
 const facilitator = new x402Facilitator()
 
 const requirements: PaymentRequirements = {

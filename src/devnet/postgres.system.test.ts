@@ -30,7 +30,7 @@ describe('startPrivatePostgres', () => {
     }
     expect(existsSync(server.dir)).toBe(false)
     await expect(query(server.url, 'SELECT 1')).rejects.toThrow(/ECONNREFUSED/)
-  }, 60_000)
+  }, 120_000)
 })
 
 describe('createDatabase', () => {

@@ -69,7 +69,7 @@ beforeAll(async () => {
       TOOL_WORKERS: '1',
     },
   })
-}, 60_000)
+}, 300_000)
 
 afterAll(async () => {
   await cluster?.stop()

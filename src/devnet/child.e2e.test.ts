@@ -78,6 +78,6 @@ describe('spawnChild', () => {
     expect(alive(orphan)).toBe(true)
     parent.kill('SIGKILL')
     await parent.exited
-    await waitFor('orphan gone', async () => !alive(orphan), { timeoutMs: 5_000 })
-  }, 40_000)
+    await waitFor('orphan gone', async () => !alive(orphan), { timeoutMs: 30_000 })
+  }, 120_000)
 })

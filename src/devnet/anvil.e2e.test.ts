@@ -80,7 +80,7 @@ describe('startAnvil', () => {
     expect(await chainId(rpcUrl)).toBe('0x2105')
 
     parent.kill('SIGKILL')
-    const deadline = Date.now() + 5_000
+    const deadline = Date.now() + 30_000
     while (!(await refuses(rpcUrl)) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50))
     }

@@ -347,7 +347,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
       await redis.start()
     }
     // Back: the same kind of call is paid once.
-    const deadline = Date.now() + 10_000
+    const deadline = Date.now() + 60_000
     while (a.service.redis?.state().status !== 'ready' && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50))
     }

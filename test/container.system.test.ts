@@ -15,6 +15,7 @@ import { json } from './helpers/json.js'
 import {
   buildComposeStandIns,
   buildImage,
+  CHECKOUT_TAG,
   imageSize,
   PODMAN_LIMITS,
   podman,
@@ -31,9 +32,9 @@ import { payerKeys, payToBalance, type Rail } from './helpers/rails.js'
 // of a paid call.
 
 const unavailable = podmanUnavailable()
-if (unavailable) console.warn(`test/container.e2e.test.ts skipped: ${unavailable}`)
+if (unavailable) console.warn(`test/container.system.test.ts skipped: ${unavailable}`)
 
-const IMAGE = 'localhost/payload-tools:e2e'
+const IMAGE = `localhost/payload-tools:${CHECKOUT_TAG}`
 const NAME = `payload-tools-e2e-${process.pid}`
 const FAIL_CLOSED_NAME = `${NAME}-no-facilitator`
 /** Service budget for a drain (the default, as an operator would run it). */

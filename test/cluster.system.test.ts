@@ -99,7 +99,7 @@ beforeAll(async () => {
   notes.push(
     `dev stack, PostgreSQL, Redis: ${Math.round(t1 - t0)} ms; ${INSTANCES} instances + nginx: ${Math.round(performance.now() - t1)} ms`,
   )
-}, 180_000)
+}, 300_000)
 
 afterAll(async () => {
   const markdown = [
@@ -118,7 +118,7 @@ afterAll(async () => {
     rmSync(cluster.dir, { recursive: true, force: true })
   await Promise.all([postgres?.destroy(), redis?.destroy()])
   await stack?.stop()
-}, 60_000)
+}, 120_000)
 
 const network = (rail: Rail) => (rail === 'evm' ? BASE : stack.solana.network)
 const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n)

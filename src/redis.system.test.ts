@@ -12,14 +12,16 @@ const reported = (name: string) => commands.filter((c) => c.command === name).ma
 
 beforeAll(async () => {
   server = await startPrivateRedis()
-  redis = createRedis({ url: server.url, timeoutMs: 300, onCommand: (c) => commands.push(c) })
+  // A bound on a hang: nothing here waits for a timeout (a command is refused at once while
+  // Redis is down).
+  redis = createRedis({ url: server.url, timeoutMs: 10_000, onCommand: (c) => commands.push(c) })
 })
 afterAll(async () => {
   await redis?.close()
   await server?.destroy()
 })
 
-const until = async (check: () => boolean, ms = 10_000) => {
+const until = async (check: () => boolean, ms = 60_000) => {
   const deadline = Date.now() + ms
   while (!check()) {
     if (Date.now() > deadline) throw new Error('condition not met in time')
