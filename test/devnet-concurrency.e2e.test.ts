@@ -28,13 +28,14 @@ beforeAll(async () => {
   // The devnet's facilitator sends Base settlements one at a time, so the last of 50 settles
   // sent at once through the service waited for the 49 before it: about 2 s here, but beside
   // `stress-ng --cpu 2` past the default FACILITATOR_TIMEOUT_MS (4 s), and several answered
-  // settlement_unknown. 7 s is as long as the paid-call budget allows (2 + 7 + 2 × 2 + 2 + 2 × 7
-  // = 29 s, within half the payment's 60 s) with the default 2 s tool budget; a drain then needs
-  // more than the default 15 s (2 × 7 s of settlement, the telemetry write and the reply).
+  // settlement_unknown. 6.5 s is as long as the paid-call budget allows (2 × 2 + 6.5 + 2 × 2 + 2
+  // + 2 × 6.5 = 29.5 s, within half the payment's 60 s) with the default 2 s tool budget; a drain
+  // then needs more than the default 15 s (2 × 6.5 s of settlement, the telemetry write and the
+  // reply).
   dev = await startDevService({
     payers: 4,
     clock: { nowSeconds: () => 1_700_000_000 },
-    env: { TOOL_WORKERS: '2', FACILITATOR_TIMEOUT_MS: '7000', SHUTDOWN_TIMEOUT_MS: '20000' },
+    env: { TOOL_WORKERS: '2', FACILITATOR_TIMEOUT_MS: '6500', SHUTDOWN_TIMEOUT_MS: '20000' },
   })
   stack = dev.stack
 })

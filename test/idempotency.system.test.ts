@@ -221,8 +221,7 @@ describe('idempotent paid calls on two instances sharing Redis', () => {
     expect(other.status).toBe(402)
     expect(await json(other)).toEqual({
       ok: false,
-      error:
-        'This payment already paid for a different call (tool or input); sign a new one',
+      error: 'This payment already paid for a different call (tool or input); sign a new one',
       code: 'duplicate_settlement',
       request_id: other.headers.get('x-request-id'),
     })

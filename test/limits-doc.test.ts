@@ -3,12 +3,12 @@ import { PAYMENT_ID_MAX_LENGTH, PAYMENT_ID_MIN_LENGTH } from '@x402/extensions/p
 import { describe, expect, it } from 'vitest'
 import { CONFIG_DEFAULTS, DERIVED_DEFAULTS } from '../src/config.js'
 import { SERVICE_ERROR_CODES } from '../src/descriptions/error-codes.js'
+import { MAX_TIMEOUT_SECONDS } from '../src/facilitators/link.js'
 import { MAX_BODY_BYTES } from '../src/http/app.js'
 import { HEADERS_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from '../src/http/node-server.js'
 import { RATE_LIMIT_POLICY } from '../src/http/rate-limit.js'
 import { MAX_RECOMPUTES_IN_FLIGHT } from '../src/http/receipts.js'
 import type { JsonBounds } from '../src/json-bounds.js'
-import { MAX_TIMEOUT_SECONDS } from '../src/facilitators/link.js'
 import { DUPLICATE_WINDOW_MS } from '../src/payment/guard.js'
 import {
   CLOCK_SKEW_SECONDS,

@@ -29,7 +29,8 @@ const BODY = { input: 'abc' }
 let dev: DevService
 
 beforeAll(async () => {
-  dev = await startDevService({ payers: 2, clock, stage: 'testnet' })
+  // The testnet stage as an operator's service shows it: without the local devnet's notice.
+  dev = await startDevService({ payers: 2, clock, stage: 'testnet', env: { X402_DEVNET: 'off' } })
 })
 afterAll(() => dev?.stop())
 
