@@ -706,7 +706,8 @@ describe('no request without money holds the service', () => {
     const alone = await send()
     const aloneBody = await json(alone)
     if (alone.status === 400) expect(aloneBody).toEqual(refusal)
-    else expect([alone.status, (aloneBody as { code?: string }).code]).toEqual([429, 'rate_limited'])
+    else
+      expect([alone.status, (aloneBody as { code?: string }).code]).toEqual([429, 'rate_limited'])
     // Its size is charged before it is read: 15 points over a quota of 12 is a 429, unread.
     const tight = await startService(stack, { RATE_LIMIT_POINTS: '12' }, { env: clock })
     try {
