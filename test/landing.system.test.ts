@@ -246,7 +246,17 @@ describe('landing page in chromium', () => {
     await paidCall('solana', '/pipeline')
 
     await page.goto(`${svc.baseUrl}/`)
-    expect(await page.title()).toBe('Payload Tools: payload utilities paid per call with x402')
+    // The devnet says it is one: title, header label and a banner naming its simulated rails.
+    expect(await page.title()).toBe(
+      'Devnet · Payload Tools: payload utilities paid per call with x402',
+    )
+    const devnet = page.locator('[data-stage="devnet"]')
+    expect(await devnet.isVisible()).toBe(true)
+    expect((await devnet.textContent())?.trim()).toBe(
+      'Devnet This is a demo: Base and Solana are simulated on a local devnet, for trying the ' +
+        'service: its USDC has no value, no real money moves. Figures and receipts come from ' +
+        "this machine's chains.",
+    )
     // uPlot drew the 7-day chart from this origin.
     await page.waitForSelector('[data-role="chart"] canvas')
     await expectPageToMatchStats(2)
@@ -334,7 +344,12 @@ describe('landing page in chromium', () => {
     // The page is rendered from the configured rails; it needs no test chain to show them.
     const testnet = await startService(
       stack,
-      { X402_NETWORK: 'testnet', SOLANA_NETWORK: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1' },
+      {
+        X402_NETWORK: 'testnet',
+        SOLANA_NETWORK: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+        // A real testnet deployment: no devnet marker, so the testnet banner is the one shown.
+        X402_DEVNET: 'off',
+      },
       { telemetry },
     )
     try {
