@@ -1,0 +1,59 @@
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+
+/**
+ * What the chain is asked about one settlement in doubt, without the payer's address or the
+ * payment's contents: enough to find the transfer on chain, and safe to keep in the settlement
+ * ledger (docs/security.md: never store a payer address or a payload).
+ */
+export interface SettlementQuestion {
+  /** CAIP-2 network of the rail, e.g. `eip155:8453`. */
+  network: string
+  /** The token (EVM: ERC-20 contract address; Solana: mint). */
+  asset: string
+  /** Our payTo on that rail (EVM address; Solana owner address). */
+  payTo: string
+  /** The price, in atomic USDC, as a decimal string. */
+  amount: string
+  /** EIP-3009 `transferWithAuthorization`: found by its nonce (`AuthorizationUsed` logs). */
+  evm?: {
+    /** The authorization's nonce, 0x-prefixed 32 bytes. */
+    nonce: `0x${string}`
+    /** The authorization's `validBefore`, in epoch seconds: unused after it, it can never land. */
+    validBefore: number
+  }
+  /**
+   * SPL `transferChecked` signed by the payer, fee payer added by the facilitator (whose
+   * signature is the transaction id, which we never see).
+   */
+  solana?: {
+    /** SHA-256 (hex) of the payer's signature in the transaction: matched against candidates. */
+    payerSignatureDigest: string
+    /** The transaction's recent blockhash: once it is no longer valid, it can never land. */
+    blockhash: string
+  }
+}
+
+/**
+ * What the chain says of a settlement in doubt:
+ * - `landed`: the transfer to our payTo for the price is on chain, in `transaction`;
+ * - `not_landed`: it can never land (the authorization was canceled, or it is unused past
+ *   `validBefore`; the blockhash expired without it): nothing was charged;
+ * - `undecided`: not yet known (still valid and unused, or the RPC could not answer): ask again.
+ */
+export type SettlementVerdict =
+  | { kind: 'landed'; transaction: string }
+  | { kind: 'not_landed'; reason: 'canceled' | 'expired' }
+  | { kind: 'undecided'; why: string }
+
+/** Reads the chain of one rail or several to judge settlements in doubt. Never throws. */
+export interface SettlementJudge {
+  /** True when this judge can read the chain of `network` (its RPC URL is configured). */
+  covers(network: string): boolean
+  judge(question: SettlementQuestion): Promise<SettlementVerdict>
+}
+
+/** Builds the question for a presented payment and the requirements it matched. */
+export type QuestionOf = (
+  payment: PaymentPayload,
+  requirements: PaymentRequirements,
+) => SettlementQuestion | undefined
