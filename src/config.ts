@@ -12,6 +12,12 @@ const optionalUrl = z
   .url()
   .optional()
   .transform((v) => (v ? v.replace(/\/+$/, '') : undefined))
+/** A JSON-RPC endpoint: http(s) only, kept as given (it may carry a key in its path). */
+const rpcUrl = z
+  .string()
+  .url()
+  .regex(/^https?:\/\//, 'must be an http:// or https:// URL')
+  .optional()
 /** A comma-separated list; unset or empty -> undefined (the consumer's defaults apply). */
 const commaList = (item: z.ZodString) =>
   z
@@ -77,6 +83,9 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: optionalUrl,
   FACILITATOR_URL: commaList(facilitatorUrl),
   FACILITATOR_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(4_000),
+  FACILITATOR_SETTLE_TIMEOUT_MS: z.coerce.number().int().positive().max(600_000).default(20_000),
+  EVM_RPC_URL: rpcUrl,
+  SOLANA_RPC_URL: rpcUrl,
   FACILITATOR_AUTH: z
     .string()
     .optional()
@@ -173,8 +182,17 @@ export interface Config {
    * (every paid call answers 503).
    */
   facilitators: { url: string; auth: FacilitatorAuthMode }[]
-  /** Upper bound for each facilitator request (verify, settle, supported), in milliseconds. */
+  /** Upper bound for each facilitator verify and `/supported` request, in milliseconds. */
   facilitatorTimeoutMs: number
+  /**
+   * FACILITATOR_SETTLE_TIMEOUT_MS: upper bound of one settlement, in milliseconds, shared by all its
+   * attempts (failover, the SDK's one `settlement_pending` retry): a settle waits for a block.
+   */
+  facilitatorSettleTimeoutMs: number
+  /** EVM_RPC_URL: JSON-RPC of the Base rail's chain, to judge settlements in doubt; optional. */
+  evmRpcUrl?: string | undefined
+  /** SOLANA_RPC_URL: JSON-RPC of the Solana rail's cluster, to judge settlements in doubt. */
+  solanaRpcUrl?: string | undefined
   /** CDP API key (CDP_API_KEY_ID, CDP_API_KEY_SECRET), sent only to `cdp` facilitators. */
   cdpApiKey?: { id: string; secret: string } | undefined
   /** PayAI API key (PAYAI_API_KEY_ID, PAYAI_API_KEY_SECRET), sent only to `payai` facilitators. */
@@ -324,6 +342,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`,
     facilitators,
     facilitatorTimeoutMs: e.FACILITATOR_TIMEOUT_MS,
+    facilitatorSettleTimeoutMs: e.FACILITATOR_SETTLE_TIMEOUT_MS,
+    evmRpcUrl: e.EVM_RPC_URL,
+    solanaRpcUrl: e.SOLANA_RPC_URL,
     cdpApiKey: apiKey(e.CDP_API_KEY_ID, e.CDP_API_KEY_SECRET),
     payaiApiKey: apiKey(e.PAYAI_API_KEY_ID, e.PAYAI_API_KEY_SECRET),
     stage: e.X402_NETWORK,
