@@ -75,7 +75,7 @@ USER node
 ENV HOST=0.0.0.0
 EXPOSE 8402
 # The service drains on SIGTERM (calls in flight finish and settle) within SHUTDOWN_TIMEOUT_MS
-# (15 s by default): give `docker stop` more than that (`--time`, compose `stop_grace_period`).
+# (30 s by default): give `docker stop` more than that (`--time`, compose `stop_grace_period`).
 STOPSIGNAL SIGTERM
 # GET /health on the port and address the service listens on (src/healthcheck.ts); 200 even when
 # `degraded`, so an outage shared by every instance does not mark them all unhealthy.

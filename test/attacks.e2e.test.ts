@@ -528,7 +528,11 @@ describe('settlement in doubt, told truthfully', () => {
   })
 
   it('answers a settle that timed out but landed settlement_unknown, then settlement_failed on its retry: charged once, without a result (docs/errors.md)', async () => {
-    const quick = await startService(stack, { FACILITATOR_TIMEOUT_MS: '1000' }, { env: clock })
+    const quick = await startService(
+      stack,
+      { FACILITATOR_SETTLE_TIMEOUT_MS: '1000' },
+      { env: clock },
+    )
     try {
       const body = '{"input":"landed late"}'
       const payment = await signed(quick, '/hash', body)
