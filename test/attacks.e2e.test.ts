@@ -843,7 +843,7 @@ describe('no request without money holds the service', () => {
     const res = await post(svc, '/hash', body, long)
     expect(res.status).toBe(402)
     expect(((await envelope(res)) as { error: string }).error).toMatch(
-      /^The payment is refused: the authorization is valid for 3153\d{4} s; the offer allows at most 60 s \(maxTimeoutSeconds\)$/,
+      /^The payment is refused: the authorization is valid for 3153\d{4} s; the offer allows at most 120 s \(maxTimeoutSeconds\)$/,
     )
     expect(facilitator()).toEqual(before)
   })
