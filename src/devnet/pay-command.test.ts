@@ -194,6 +194,10 @@ describe('runPay on 503 settlement_unknown', () => {
     expect(run.waits).toEqual([0])
     expect(JSON.parse(run.stdout)).toMatchObject({ code: 'settlement_failed' })
     expect(run.stderr).not.toContain('giving up')
+    expect(run.stderr).toContain(
+      'pay: the service refused the resent payment (settlement_failed) after the outcome of its ' +
+        'first settlement was unknown: the payment may have moved;',
+    )
   })
 
   it('takes its bounds from the options', async () => {

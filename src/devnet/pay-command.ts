@@ -252,6 +252,12 @@ async function pay(
         'later is safe (the service never charges one payment twice), but running this command ' +
         'again signs a NEW payment, which would be charged again: check the payer balance first.\n',
     )
+  } else if (retries > 0 && !res.ok) {
+    out.stderr(
+      `pay: the service refused the resent payment (${unresolved ?? `HTTP ${res.status}`}) after ` +
+        'the outcome of its first settlement was unknown: the payment may have moved; check the ' +
+        'payer balance before running this command again.\n',
+    )
   }
   const header = res.headers.get('PAYMENT-RESPONSE')
   const settled = header ? decodePaymentResponseHeader(header) : undefined
