@@ -36,10 +36,12 @@ beforeAll(async () => {
 afterAll(async () => {
   // The shared stack: never leave a fault set.
   facilitator.faults.loseNextSettleAnswers = 0
+  facilitator.faults.failNextSettleAnswers = 0
   await dev?.stop()
 })
 beforeEach(() => {
   facilitator.faults.loseNextSettleAnswers = 0
+  facilitator.faults.failNextSettleAnswers = 0
 })
 
 /** The settles the facilitator ran after `from` (an index into `received`). */
@@ -51,38 +53,56 @@ const payerBalance = (rail: Rail, index: number): Promise<bigint> =>
     ? stack.evm.usdcBalance(stack.evm.payers[index]?.address as `0x${string}`)
     : stack.solana.usdcBalance(stack.solana.payers[index]?.address as Address)
 
-describe('the devnet facilitator fault loseNextSettleAnswers', () => {
+/** A payment of payer 0 on `rail` for the service's /hash, signed for a real 402 of it. */
+async function signedPayment(rail: Rail, input: string) {
+  // The 402 names the requirements (on Solana, this facilitator's fee payer).
+  const unpaid = await fetch(`${dev.svc.baseUrl}/hash`, { method: 'POST', body: input })
+  expect(unpaid.status).toBe(402)
+  const client = new x402HTTPClient(await payerClient(payerKeys(stack, rail, 0), rail))
+  const required = client.getPaymentRequiredResponse((n) => unpaid.headers.get(n))
+  return client.createPaymentPayload(required)
+}
+
+describe('the devnet facilitator faults that land a settle and change its answer', () => {
   it.each(['evm', 'solana'] as const)(
-    'settles on chain, then resets the connection unanswered (%s)',
+    'loseNextSettleAnswers settles on chain, then resets the connection unanswered (%s)',
     async (rail) => {
-      // A real 402 of the service names the requirements (Solana: this facilitator's fee payer).
-      const unpaid = await fetch(`${dev.svc.baseUrl}/hash`, {
-        method: 'POST',
-        body: '{"input":"lost answer"}',
-      })
-      expect(unpaid.status).toBe(402)
-      const client = new x402HTTPClient(await payerClient(payerKeys(stack, rail, 0), rail))
-      const required = client.getPaymentRequiredResponse((n) => unpaid.headers.get(n))
-      const payload = await client.createPaymentPayload(required)
+      const payload = await signedPayment(rail, '{"input":"lost answer"}')
       const before = await payToBalance(stack, rail)
       const from = facilitator.received.length
 
       facilitator.faults.loseNextSettleAnswers = 1
-      const settling = new HTTPFacilitatorClient({ url: stack.facilitatorUrl }).settle(
-        payload,
-        payload.accepted,
-      )
-      await expect(settling).rejects.toThrow()
-      const error = await settling.catch((e: unknown) => e as Error)
+      const error = await new HTTPFacilitatorClient({ url: stack.facilitatorUrl })
+        .settle(payload, payload.accepted)
+        .then(
+          () => undefined,
+          (e: unknown) => e as Error & { cause?: { code?: string } },
+        )
       // undici: "fetch failed", caused by a SocketError "other side closed".
-      expect(String((error as Error & { cause?: unknown }).cause)).toMatch(
-        /other side closed|ECONNRESET|socket/i,
-      )
+      expect(error?.message).toBe('fetch failed')
+      expect(error?.cause?.code).toBe('UND_ERR_SOCKET')
       expect(facilitator.faults.loseNextSettleAnswers).toBe(0)
       expect(settlesSince(from)).toMatchObject([
         { status: 200, answer: 'lost', network: payload.accepted.network },
       ])
       // It landed: the payee got exactly the price.
+      expect((await payToBalance(stack, rail)) - before).toBe(BigInt(payload.accepted.amount))
+    },
+  )
+
+  it.each(['evm', 'solana'] as const)(
+    'failNextSettleAnswers settles on chain, then answers 500 (%s)',
+    async (rail) => {
+      const payload = await signedPayment(rail, '{"input":"failed answer"}')
+      const before = await payToBalance(stack, rail)
+      const from = facilitator.received.length
+
+      facilitator.faults.failNextSettleAnswers = 1
+      await expect(
+        new HTTPFacilitatorClient({ url: stack.facilitatorUrl }).settle(payload, payload.accepted),
+      ).rejects.toThrow(/\(500\).*fault injected: settle failed after broadcast/)
+      expect(facilitator.faults.failNextSettleAnswers).toBe(0)
+      expect(settlesSince(from)).toMatchObject([{ status: 200, answer: 'failed' }])
       expect((await payToBalance(stack, rail)) - before).toBe(BigInt(payload.accepted.amount))
     },
   )
