@@ -127,6 +127,40 @@ describe('npm run pay', () => {
     expect((await payToBalance(stack, 'solana')) - before).toBe(3000n)
   })
 
+  it('resends the same payment when the facilitator loses the settle answer (settlement_unknown)', async () => {
+    const facilitator = stack.facilitators[0] as (typeof stack.facilitators)[number]
+    const payer = stack.evm.payers[1]?.address as `0x${string}`
+    const [payerBefore, payToBefore] = [
+      await stack.evm.usdcBalance(payer),
+      await payToBalance(stack, 'evm'),
+    ]
+    const from = facilitator.received.length
+    facilitator.faults.loseNextSettleAnswers = 1
+    let result: PayRun
+    try {
+      result = await pay(['hash', '{"input":"lost settle answer"}'], evmKey(1))
+    } finally {
+      facilitator.faults.loseNextSettleAnswers = 0
+    }
+    // The service's Retry-After (5 s) waited out, then the same PAYMENT-SIGNATURE sent again.
+    expect(result.stderr).toMatch(
+      /^pay: HTTP 503 settlement_unknown: the tool ran and the payment may have moved; resending the same payment \(no new signature\) in 5 s, retry 1 of 3\n/,
+    )
+    const resends = result.stderr.match(/resending the same payment/g) ?? []
+    expect(resends.length).toBeLessThanOrEqual(3)
+    const settles = facilitator.received.slice(from).filter((r) => r.op === 'settle')
+    expect(settles[0]).toMatchObject({ answer: 'lost', status: 200 })
+    expect(settles.length).toBeGreaterThanOrEqual(2)
+    expect(settles.length).toBeLessThanOrEqual(1 + resends.length)
+    expect(new Set(settles.map((r) => r.payloadSha256)).size).toBe(1)
+    expect(payerBefore - (await stack.evm.usdcBalance(payer))).toBe(1000n)
+    expect((await payToBalance(stack, 'evm')) - payToBefore).toBe(1000n)
+    // stdout stays the service's JSON alone; a failure says the payment may have moved.
+    const answer = JSON.parse(result.stdout) as { ok: boolean }
+    expect(result.code).toBe(answer.ok ? 0 : 1)
+    if (!answer.ok) expect(result.stderr).toContain('the payment may have moved')
+  }, 90_000)
+
   it('stops at the free input check of an invalid body: nothing signed, nothing paid', async () => {
     const payer = stack.evm.payers[1]?.address as `0x${string}`
     const [payerBefore, payToBefore] = [

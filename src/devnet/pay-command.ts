@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { getBase58Encoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
@@ -26,6 +27,55 @@ export const PAY_USAGE = `usage: npm run pay -- [--rail evm|solana] [--url SERVI
   environment: PAYER_PRIVATE_KEY (evm), PAYER_SOLANA_SECRET_KEY and SOLANA_RPC_URL (solana),
     SERVICE_URL (default ${DEFAULT_SERVICE_URL}), SOLANA_NETWORK (default: mainnet or devnet, whichever the 402 offers)
   stdout: the service's JSON answer only; status lines go to stderr`
+
+/**
+ * How `npm run pay` resends the same payment when the service answers `503 settlement_unknown`
+ * (or `409 payment_in_progress`): the tool ran and the payment may have moved, and the retry of
+ * the very same PAYMENT-SIGNATURE is how to get the result (a new payment would charge again).
+ */
+export interface SettlementRetry {
+  /** Resends of the same payment before giving up (default 3). */
+  attempts: number
+  /** Seconds to wait when the answer has no readable `Retry-After` (default 5). */
+  defaultWaitSeconds: number
+  /** The longest wait, whatever `Retry-After` says (default 30). */
+  maxWaitSeconds: number
+  /** Waits `ms` milliseconds (tests record the waits instead). */
+  sleep: (ms: number) => Promise<unknown>
+}
+
+export const SETTLEMENT_RETRY: SettlementRetry = {
+  attempts: 3,
+  defaultWaitSeconds: 5,
+  maxWaitSeconds: 30,
+  sleep: (ms) => sleep(ms),
+}
+
+/** The codes whose answer says: send the same payment again after `Retry-After`. */
+const RETRY_SAME_PAYMENT = new Set(['settlement_unknown', 'payment_in_progress'])
+
+/**
+ * Reads a `Retry-After` header (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
+ *
+ * @returns whole seconds (0 for a past date), or undefined when absent or malformed
+ */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  const text = value?.trim()
+  if (!text) return undefined
+  if (/^\d+$/.test(text)) return Number(text)
+  if (!/^[A-Za-z]{3}, /.test(text)) return undefined
+  const at = Date.parse(text)
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000))
+}
+
+/** The `code` of a JSON error envelope, if the answer is one. */
+async function codeOf(res: Response): Promise<string | undefined> {
+  const body = (await res
+    .clone()
+    .json()
+    .catch(() => undefined)) as { code?: unknown } | undefined
+  return typeof body?.code === 'string' ? body.code : undefined
+}
 
 /** A command line `npm run pay` cannot run; the message ends without a newline. */
 class UsageError extends Error {}
@@ -79,6 +129,12 @@ function readKeys(rail: 'evm' | 'solana', env: NodeJS.ProcessEnv): PayerKeys {
  * command stops there (exit 1, the 402's envelope on stdout, the issues on stderr) and nothing is
  * signed: the service would refuse the paid request anyway.
  *
+ * When the paid request answers `503 settlement_unknown` (the tool ran, the settlement's outcome
+ * is unknown) or `409 payment_in_progress`, the command resends the very same request, same
+ * PAYMENT-SIGNATURE, never a new signature, after `Retry-After` (bounded; see
+ * {@link SettlementRetry}), up to `retry.attempts` times, and then gives up saying that the payment
+ * may have moved and that only the same payment may safely be retried.
+ *
  * @example
  * await runPay(['hash', '{"input":"abc"}'], process.env, { stdout: …, stderr: … }) // 0
  * @param fetchImpl - the HTTP client under the x402 one (tests count its requests)
@@ -90,9 +146,10 @@ export async function runPay(
   env: NodeJS.ProcessEnv,
   out: PayOutput,
   fetchImpl: typeof fetch = fetch,
+  retry: Partial<SettlementRetry> = {},
 ): Promise<number> {
   try {
-    return await pay(argv, env, out, fetchImpl)
+    return await pay(argv, env, out, fetchImpl, { ...SETTLEMENT_RETRY, ...retry })
   } catch (error) {
     if (error instanceof UsageError) {
       out.stderr(`pay: ${error.message}\n${PAY_USAGE}\n`)
@@ -107,6 +164,7 @@ async function pay(
   env: NodeJS.ProcessEnv,
   out: PayOutput,
   fetchImpl: typeof fetch,
+  retry: SettlementRetry,
 ): Promise<number> {
   let parsed: ReturnType<typeof parseCommandLine>
   try {
@@ -126,12 +184,15 @@ async function pay(
   const base = (url ?? env.SERVICE_URL ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '')
 
   let paid = false
+  // The paid request as the official client sent it, to resend it unchanged (same signature).
+  let signedRequest: Request | undefined
   // Under the official client: stop at a 402 whose free input check failed (before the client
   // signs), and note whether a paid request went out, for the status line.
   const checked: typeof fetch = async (input, init) => {
     const request =
       input instanceof Request && init === undefined ? input : new Request(input, init)
     const signed = request.headers.has('PAYMENT-SIGNATURE')
+    if (signed) signedRequest = request.clone()
     const res = await fetchImpl(request)
     paid ||= signed
     if (res.status === 402 && !signed) {
@@ -163,10 +224,41 @@ async function pay(
     )
     return 1
   }
+  let retries = 0
+  while (signedRequest && retries < retry.attempts && res.status >= 400) {
+    const code = await codeOf(res)
+    if (code === undefined || !RETRY_SAME_PAYMENT.has(code)) break
+    const advised = parseRetryAfter(res.headers.get('Retry-After'))
+    const wait = Math.min(advised ?? retry.defaultWaitSeconds, retry.maxWaitSeconds)
+    retries++
+    out.stderr(
+      `pay: HTTP ${res.status} ${code}: the tool ran and the payment may have moved; resending ` +
+        `the same payment (no new signature) in ${wait} s, retry ${retries} of ${retry.attempts}\n`,
+    )
+    await res.body?.cancel().catch(() => undefined)
+    await retry.sleep(wait * 1000)
+    res = await fetchImpl(signedRequest.clone())
+  }
   const ms = Math.round(performance.now() - started)
-  out.stderr(
-    `HTTP ${res.status} in ${ms} ms (${paid ? '402 -> sign -> paid request' : 'no payment made'})\n`,
-  )
+  const flow = paid
+    ? `402 -> sign -> paid request${retries ? ` -> ${retries} resend${retries > 1 ? 's' : ''} of the same payment` : ''}`
+    : 'no payment made'
+  out.stderr(`HTTP ${res.status} in ${ms} ms (${flow})\n`)
+  const unresolved = await codeOf(res)
+  if (paid && unresolved !== undefined && RETRY_SAME_PAYMENT.has(unresolved)) {
+    out.stderr(
+      `pay: giving up after ${retries} resend${retries === 1 ? '' : 's'} of the same payment: its ` +
+        'settlement is still unknown, so the payment may have moved. Retrying the same payment ' +
+        'later is safe (the service never charges one payment twice), but running this command ' +
+        'again signs a NEW payment, which would be charged again: check the payer balance first.\n',
+    )
+  } else if (retries > 0 && !res.ok) {
+    out.stderr(
+      `pay: the service refused the resent payment (${unresolved ?? `HTTP ${res.status}`}) after ` +
+        'the outcome of its first settlement was unknown: the payment may have moved; check the ' +
+        'payer balance before running this command again.\n',
+    )
+  }
   const header = res.headers.get('PAYMENT-RESPONSE')
   const settled = header ? decodePaymentResponseHeader(header) : undefined
   if (settled) {
