@@ -197,7 +197,7 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
         [X402.responseHeader]: { $ref: '#/components/headers/PaymentResponse' },
       },
       content: json(ref('Failure'), {
-        example: failure('payment_required', 'Payment required: /hash costs 1000 atomic USDC', {
+        example: failure('payment_required', 'Payment required: /hash costs 0.001 USDC', {
           input_check: { valid: true, errors: [] },
         }),
       }),
