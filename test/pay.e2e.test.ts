@@ -179,6 +179,10 @@ describe('npm run pay', () => {
       code: 'payment_required',
       input_check: { valid: false, errors: [{ path: '/input', message: expect.any(String) }] },
     })
+    expect(envelope.error).toBe(
+      'Invalid body, fix it before paying: /input Invalid input: expected string, received number. /hash costs 0.001 USDC',
+    )
+    expect(Object.keys(envelope).slice(0, 2)).toEqual(['ok', 'error'])
     expect(result.stderr).toBe(
       "pay: the service's free input check refused the body, so nothing was signed or paid:\n" +
         `  /input: ${envelope.input_check.errors[0].message}\n`,
@@ -186,6 +190,35 @@ describe('npm run pay', () => {
     expect(dev.events).toEqual([])
     expect(await stack.evm.usdcBalance(payer)).toBe(payerBefore)
     expect(await payToBalance(stack, 'evm')).toBe(payToBefore)
+  })
+
+  it('says a missing field is required, and gives the price in USDC', async () => {
+    seen.length = 0
+    const result = await pay(['hmac', '{"input":"x"}'], { ...evmKey(1), SERVICE_URL: proxyUrl })
+    expect(result.code).toBe(1)
+    expect(seen).toEqual([{ path: '/hmac', signed: false }])
+    expect(JSON.parse(result.stdout).error).toBe(
+      'Invalid body, fix it before paying: /secret Required (expected string). /hmac costs 0.001 USDC',
+    )
+    expect(result.stderr).toContain('  /secret: Required (expected string)\n')
+  })
+
+  it('says that nothing was charged when the tool refuses a paid call', async () => {
+    const before = await payToBalance(stack, 'evm')
+    const result = await pay(['base64', '{"mode":"decode","input":"*"}'], evmKey(1))
+    expect(result.code).toBe(1)
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, code: 'invalid_base64' })
+    expect(result.stderr).toMatch(
+      /^HTTP 400 in \d+ ms \(402 -> sign -> paid request\)\npay: the tool refused the input \(invalid_base64\); the payment was not settled: nothing was charged\n$/,
+    )
+    expect(await payToBalance(stack, 'evm')).toBe(before)
+  })
+
+  it('prints help for a tool without a key, a service or a request', async () => {
+    const result = await pay(['hmac', '--help'], {})
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('secret (string; required)')
+    expect(result.stderr).toBe('')
   })
 
   it('refuses a body that is not JSON the same way', async () => {

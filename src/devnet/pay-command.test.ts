@@ -1,7 +1,9 @@
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from '@x402/core/http'
 import type { PaymentRequired } from '@x402/core/types'
 import { describe, expect, it } from 'vitest'
-import { PAY_USAGE, runPay, type SettlementRetry } from './pay-command.js'
+import { catalog } from '../tools/catalog.js'
+import { hmacTool } from '../tools/hmac.js'
+import { PAY_USAGE, runPay, type SettlementRetry, toolHelp } from './pay-command.js'
 
 // The command line's own refusals: nothing may be sent. The paid flows run against the devnet in
 // test/pay.e2e.test.ts.
@@ -205,5 +207,70 @@ describe('runPay on 503 settlement_unknown', () => {
     expect(run.signatures).toHaveLength(2)
     expect(run.waits).toEqual([2000])
     expect(run.stderr).toContain('giving up after 1 resend of the same payment')
+  })
+})
+
+/** `runPay` with a fetch that must never be called: help sends nothing. */
+async function helped(argv: string[]) {
+  const stdout: string[] = []
+  const stderr: string[] = []
+  const code = await runPay(
+    argv,
+    {},
+    { stdout: (t) => stdout.push(t), stderr: (t) => stderr.push(t) },
+    async () => {
+      throw new Error('help must send nothing')
+    },
+  )
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') }
+}
+
+describe('runPay --help', () => {
+  it.each([[['--help']], [['-h']], [['help']]])(
+    '%j prints the usage on stdout, exit 0',
+    async (argv) => {
+      expect(await helped(argv)).toEqual({ code: 0, stdout: `${PAY_USAGE}\n`, stderr: '' })
+    },
+  )
+
+  it.each([[['hmac', '--help']], [['--help', 'hmac']], [['help', 'hmac']], [['/hmac', '-h']]])(
+    '%j prints the tool help, from the catalogue',
+    async (argv) => {
+      expect(await helped(argv)).toEqual({ code: 0, stdout: `${toolHelp(hmacTool)}\n`, stderr: '' })
+    },
+  )
+
+  it('an unknown tool with --help is still a usage error', async () => {
+    const { code, stderr } = await helped(['nope', '--help'])
+    expect(code).toBe(2)
+    expect(stderr.startsWith('pay: unknown tool "nope"')).toBe(true)
+  })
+
+  it('drops parseArgs\' advice about "--", which does not fit behind npm\'s own', async () => {
+    const { stderr } = await helped(['--nope', 'hash'])
+    expect(stderr.split('\n')[0]).toBe("pay: Unknown option '--nope'")
+  })
+
+  it('says, for each tool, its price in USDC, every field with required or default, and a runnable example', () => {
+    expect(toolHelp(hmacTool).split('\n')).toEqual([
+      `hmac: HMAC. ${hmacTool.description}`,
+      'price: 0.001 USDC per call (POST /hmac; MCP tool payload_hmac)',
+      'fields of the JSON body (no others are accepted):',
+      '  input (string; optional, default ""): UTF-8 message.',
+      '  secret (string; required): HMAC key as UTF-8 text; used for this call only, never stored or echoed.',
+      '  algorithm (one of "SHA-256", "SHA-384", "SHA-512"; optional, default "SHA-256"): SHA-2 algorithm (RFC 2104 with FIPS 180-4).',
+      '  expected_hex (string; optional): Digest to verify against, in hex of either case; compared in constant time.',
+      'limits:',
+      ...hmacTool.limits.map((l) => `  ${l}`),
+      'example:',
+      `  npm run pay -- hmac '${JSON.stringify(hmacTool.examples[0])}'`,
+    ])
+    for (const tool of catalog) {
+      const help = toolHelp(tool)
+      const example = help.split('\n').at(-1) as string
+      const body = /^ {2}npm run pay -- \S+ '(.*)'$/.exec(example)?.[1] ?? ''
+      expect(tool.input.safeParse(JSON.parse(body.replaceAll("'\\''", "'"))).success).toBe(true)
+      expect(help).toContain(`price: ${Number(tool.price) / 1e6} USDC per call`)
+    }
   })
 })

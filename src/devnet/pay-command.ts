@@ -8,6 +8,9 @@ import { wrapFetchWithPayment } from '@x402/fetch'
 import canonicalize from 'canonicalize'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import type { Hex } from 'viem'
+import { toolExample } from '../descriptions/examples.js'
+import { toolInputSchema } from '../descriptions/json-schema.js'
+import { toolPrice } from '../descriptions/service-info.js'
 import { catalog } from '../tools/catalog.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { type PayerKeys, payerClient } from './payer.js'
@@ -23,6 +26,7 @@ export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8402'
 
 /** The usage of `npm run pay`, with the tools of the catalogue. */
 export const PAY_USAGE = `usage: npm run pay -- [--rail evm|solana] [--url SERVICE_URL] <tool> '<json body>'
+       npm run pay -- <tool> --help   (the tool's fields, price and an example)
   tools: ${catalog.map((t) => t.id).join(' ')}
   environment: PAYER_PRIVATE_KEY (evm), PAYER_SOLANA_SECRET_KEY and SOLANA_RPC_URL (solana),
     SERVICE_URL (default ${DEFAULT_SERVICE_URL}), SOLANA_NETWORK (default: mainnet or devnet, whichever the 402 offers)
@@ -75,6 +79,55 @@ async function codeOf(res: Response): Promise<string | undefined> {
     .json()
     .catch(() => undefined)) as { code?: unknown } | undefined
   return typeof body?.code === 'string' ? body.code : undefined
+}
+
+/** A JSON Schema of one field, as far as the help reads it. */
+interface FieldSchema {
+  type?: string | string[]
+  enum?: unknown[]
+  default?: unknown
+  description?: string
+}
+
+/** A field's type in words: `string`, `one of "SHA-256", "SHA-384"`, `any JSON value`. */
+function fieldType(schema: FieldSchema & { items?: FieldSchema }): string {
+  if (schema.type === 'array' && schema.items?.type) return `array of ${schema.items.type}s`
+  if (schema.enum) return `one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`
+  if (Array.isArray(schema.type)) return schema.type.join(' or ')
+  return schema.type ?? 'any JSON value'
+}
+
+/**
+ * The help of one tool, generated from its catalogue entry (the JSON Schema every surface
+ * publishes, its price, limits and first example): `npm run pay -- <tool> --help`.
+ *
+ * @example toolHelp(hashTool).split('\n')[0] // 'hash: Hash. SHA-2 digest of UTF-8 text. …'
+ */
+export function toolHelp(tool: ToolDefinition): string {
+  const schema = toolInputSchema(tool) as {
+    properties?: Record<string, FieldSchema>
+    required?: string[]
+  }
+  const required = new Set(schema.required ?? [])
+  const fields = Object.entries(schema.properties ?? {}).map(([name, field]) => {
+    const presence = required.has(name)
+      ? 'required'
+      : field.default !== undefined
+        ? `optional, default ${JSON.stringify(field.default)}`
+        : 'optional'
+    return `  ${name} (${fieldType(field)}; ${presence})${field.description ? `: ${field.description}` : ''}`
+  })
+  const price = toolPrice(tool)
+  const body = JSON.stringify(toolExample(tool).body).replaceAll("'", "'\\''")
+  return [
+    `${tool.id}: ${tool.title}. ${tool.description}`,
+    `price: ${price.usdc} USDC per call (POST ${tool.path}; MCP tool ${tool.mcpName})`,
+    'fields of the JSON body (no others are accepted):',
+    ...fields,
+    ...(tool.limits.length ? ['limits:', ...tool.limits.map((l) => `  ${l}`)] : []),
+    'example:',
+    `  npm run pay -- ${tool.id} '${body}'`,
+  ].join('\n')
 }
 
 /** A command line `npm run pay` cannot run; the message ends without a newline. */
@@ -170,15 +223,26 @@ async function pay(
   try {
     parsed = parseCommandLine(argv)
   } catch (error) {
-    // node:util parseArgs: an unknown option, or one without its value.
-    throw error instanceof UsageError ? error : new UsageError((error as Error).message)
+    // node:util parseArgs: an unknown option, or one without its value. Its advice to pass a
+    // positional after '--' does not fit behind npm's own '--' (and its quote is unbalanced).
+    if (error instanceof UsageError) throw error
+    throw new UsageError((error as Error).message.replace(/\. To specify a positional .*$/s, ''))
   }
   const { rail, url, toolName, body } = parsed
+  if (toolName === undefined) {
+    // Only `--help` alone gets here: without it, parseCommandLine asks for the tool.
+    out.stdout(`${PAY_USAGE}\n`)
+    return 0
+  }
   const tool = findTool(toolName)
   if (!tool) {
     throw new UsageError(
       `unknown tool ${JSON.stringify(toolName)}; the tools are ${catalog.map((t) => t.id).join(', ')}`,
     )
+  }
+  if (parsed.help) {
+    out.stdout(`${toolHelp(tool)}\n`)
+    return 0
   }
   const keys = readKeys(rail, env)
   const base = (url ?? env.SERVICE_URL ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '')
@@ -278,6 +342,14 @@ async function pay(
   if (settled && res.ok) {
     out.stderr(`${await checkReceipt(base, tool, body, settled, json as { result?: unknown })}\n`)
   }
+  if (paid && res.status === 400 && !settled?.success) {
+    // A tool's refusal of a paid call (docs/errors.md): the payment was verified, never settled.
+    const code = (json as { code?: unknown }).code
+    out.stderr(
+      `pay: the tool refused the input${typeof code === 'string' ? ` (${code})` : ''}; ` +
+        'the payment was not settled: nothing was charged\n',
+    )
+  }
   out.stdout(`${JSON.stringify(json, null, 2)}\n`)
   return res.ok ? 0 : 1
 }
@@ -322,14 +394,22 @@ function parseCommandLine(argv: readonly string[]) {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { rail: { type: 'string', default: 'evm' }, url: { type: 'string' } },
+    options: {
+      rail: { type: 'string', default: 'evm' },
+      url: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
   })
-  const [toolName, body = '{}', ...extra] = positionals
+  const [first, body = '{}', ...extra] = positionals
+  // `npm run pay -- help` and `npm run pay -- help hash` read as `--help`.
+  const help = values.help || first === 'help'
+  const toolName = first === 'help' && positionals.length <= 2 ? positionals[1] : first
+  if (help) return { help, rail: 'evm', url: values.url, toolName, body } as const
   if (!toolName) throw new UsageError('name the tool to call')
   if (extra.length) throw new UsageError(`unexpected arguments after the body: ${extra.join(' ')}`)
   const rail = values.rail
   if (rail !== 'evm' && rail !== 'solana') {
     throw new UsageError(`--rail must be evm or solana, not ${JSON.stringify(rail)}`)
   }
-  return { rail, url: values.url, toolName, body } as const
+  return { help, rail, url: values.url, toolName, body } as const
 }
