@@ -10,6 +10,7 @@ import { type EvmDevnet, startEvmDevnet } from '../devnet/evm.js'
 import { registerDevEvmScheme } from '../devnet/evm-facilitator.js'
 import { freePort } from '../devnet/ports.js'
 import { createEvmJudge } from './evm.js'
+import { createSettlementJudge } from './index.js'
 import { questionOf } from './question.js'
 import type { SettlementJudge, SettlementQuestion } from './types.js'
 
@@ -86,6 +87,9 @@ describe('EVM settlement judge (anvil, official facilitator)', () => {
       transaction: settled.transaction,
     })
     Object.assign(earlier, { landed: ask(payment), transaction: settled.transaction })
+    // The combined judge sends it to the EVM judge.
+    const combined = createSettlementJudge({ evmRpcUrl: devnet.rpcUrl, networks: [devnet.network] })
+    expect(await combined.judge(ask(payment))).toEqual(await judge.judge(ask(payment)))
     // The same nonce asked for another amount or payTo: the transfer found is not that one.
     const other = { ...ask(payment), amount: '999' }
     expect((await judge.judge(other)).kind).toBe('undecided')
