@@ -44,9 +44,10 @@ describe('questionOf, EVM exact (EIP-3009)', async () => {
   const authorization = (payment.payload as { authorization: Record<string, string> }).authorization
 
   it('asks by the authorization nonce and validBefore, on the requirements rail', () => {
-    const question = questionOf(payment, BASE_REQUIREMENTS)
+    const question = questionOf(payment, BASE_REQUIREMENTS, 1_750_000_000)
     expect(question).toEqual({
       network: 'eip155:8453',
+      presentedAt: 1_750_000_000,
       asset: BASE_REQUIREMENTS.asset,
       payTo: BASE_REQUIREMENTS.payTo,
       amount: '1000',
@@ -58,6 +59,13 @@ describe('questionOf, EVM exact (EIP-3009)', async () => {
     expect(question?.evm?.nonce).toMatch(/^0x[0-9a-f]{64}$/)
     // The SDK signs `validBefore = now + maxTimeoutSeconds`.
     expect(Math.abs((question?.evm?.validBefore ?? 0) - (Date.now() / 1000 + 60))).toBeLessThan(10)
+  })
+
+  it('is presented now unless told when', () => {
+    const now = Date.now() / 1000
+    expect(Math.abs((questionOf(payment, BASE_REQUIREMENTS)?.presentedAt ?? 0) - now)).toBeLessThan(
+      5,
+    )
   })
 
   it('keeps no payer address or signature', () => {
@@ -139,8 +147,9 @@ describe('questionOf, Solana exact', async () => {
   it('asks by the blockhash and the SHA-256 of the payer signature', () => {
     expect(payerSignature).toHaveLength(64)
     expect(signed.signatures[feePayer.address]).toBeNull()
-    expect(questionOf(payment, requirements)).toEqual({
+    expect(questionOf(payment, requirements, 1_750_000_000)).toEqual({
       network: requirements.network,
+      presentedAt: 1_750_000_000,
       asset: requirements.asset,
       payTo: requirements.payTo,
       amount: '1000',

@@ -20,7 +20,8 @@ const DECIMAL = /^[0-9]{1,20}$/
  * - Solana (`solana:*`): the wire transaction's recent blockhash (base58) and the SHA-256 (lowercase
  *   hex) of the payer's signature bytes (the one non-empty signature of a signer other than the
  *   facilitator's fee payer, `requirements.extra.feePayer`).
- * Network, asset, payTo and amount come from the requirements.
+ * Network, asset, payTo and amount come from the requirements; `presentedAt` is `nowSeconds`
+ * (call it when the payment is presented, or pass that time).
  *
  * The payload's size is bounded by the gate before this runs.
  *
@@ -30,10 +31,11 @@ const DECIMAL = /^[0-9]{1,20}$/
 export function questionOf(
   payment: PaymentPayload,
   requirements: PaymentRequirements,
+  nowSeconds: number = Math.floor(Date.now() / 1000),
 ): SettlementQuestion | undefined {
   if (requirements.scheme !== 'exact') return undefined
   const { network, asset, payTo, amount } = requirements
-  const base = { network, asset, payTo, amount }
+  const base = { network, asset, payTo, amount, presentedAt: nowSeconds }
   const payload = payment.payload as Record<string, unknown> | undefined
   if (typeof payload !== 'object' || payload === null) return undefined
   if (network.startsWith('eip155:')) {

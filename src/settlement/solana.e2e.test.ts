@@ -132,6 +132,26 @@ describe('Solana settlement judge (litesvm, official facilitator)', () => {
     })
   })
 
+  it('reads back to presentedAt, however short its lookback', async () => {
+    // Another payment lands after the first one: the first is no longer the newest.
+    const later = await facilitator.settle(await pay(devnet.payers[2] as DevKeypair), requirements)
+    expect(later.success).toBe(true)
+    // A lookback already over (negative) reads one page only, as a question asked long after.
+    const hurried = createSolanaJudge({
+      rpcUrl: devnet.rpcUrl,
+      networks: [devnet.network],
+      signaturesPerPage: 1,
+      lookbackSeconds: -60,
+    })
+    expect(await hurried.judge(earlier.landed)).toEqual({
+      kind: 'landed',
+      transaction: earlier.transaction,
+    })
+    // Without presentedAt it cannot tell: what the field is for.
+    const { presentedAt: _, ...undated } = earlier.landed
+    expect(await hurried.judge(undated)).toEqual({ kind: 'not_landed', reason: 'expired' })
+  })
+
   it('does not say expired when its look cannot read back far enough', async () => {
     const narrow = createSolanaJudge({
       rpcUrl: devnet.rpcUrl,

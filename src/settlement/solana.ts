@@ -6,6 +6,7 @@ import {
   createSolanaRpc,
   getBase64Encoder,
   getTransactionDecoder,
+  isAddress,
   type Signature,
 } from '@solana/kit'
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
@@ -21,6 +22,9 @@ export const DEFAULT_MAX_PAGES = 5
  * of the payment.
  */
 export const DEFAULT_LOOKBACK_SECONDS = 900
+
+/** Seconds our clock and the cluster's `blockTime` may disagree by. */
+const CLOCK_SKEW_SECONDS = 60
 
 const TOKEN_2022_PROGRAM_ADDRESS = address('TokenzQdBNbLqP5VEhdKAS6EPFLuvb6aYB4ELWNs7oT')
 
@@ -65,9 +69,11 @@ interface Look {
  * pages of `signaturesPerPage`, stopping at the end of its history or at a `blockTime` older than
  * `lookbackSeconds`, and `getTransaction` (base64) for each successful one not yet seen. When the
  * pages run out first (a busy payTo), the judge does not say `expired`. The matched signature
- * binds the message the payer signed, which the gate checked pays `amount` to `payTo`. Asked
- * later than `lookbackSeconds` after the payment landed, the look cannot see it: the resolver must
- * ask within that time.
+ * binds the message the payer signed, which the gate checked pays `amount` to `payTo`. A look
+ * reads back to the question's `presentedAt` (less a minute) when it is older than the lookback,
+ * so a question asked late is still judged right (or `undecided` when the pages run out first);
+ * without `presentedAt`, a question asked more than `lookbackSeconds` after its payment landed
+ * could be judged `expired`.
  *
  * The RPC's cluster is taken to be the configured network (litesvm has no genesis hash to check).
  * Never throws: RPC failures are `undecided` with the error's name, never its message (which may
@@ -91,15 +97,20 @@ export function createSolanaJudge(options: SolanaJudgeOptions): SettlementJudge 
     if (!networks.has(question.network) || solana === undefined) {
       return { kind: 'undecided', why: 'not a Solana question this judge covers' }
     }
-    const account = await tokenAccount(address(question.payTo), address(question.asset))
+    if (!isAddress(question.payTo) || !isAddress(question.asset)) {
+      return { kind: 'undecided', why: 'payTo or asset is not a Solana address' }
+    }
+    const account = await tokenAccount(question.payTo, question.asset)
     if (account === undefined) return { kind: 'undecided', why: 'the asset is not a token mint' }
-    const first = await look(account, solana.payerSignatureDigest)
+    const since =
+      question.presentedAt === undefined ? undefined : question.presentedAt - CLOCK_SKEW_SECONDS
+    const first = await look(account, solana.payerSignatureDigest, since)
     if (first.found) return { kind: 'landed', transaction: first.found }
     const { value: valid } = await rpc
       .isBlockhashValid(solana.blockhash as Blockhash, { commitment: 'finalized' })
       .send(signal())
     if (valid) return { kind: 'undecided', why: 'not found, and its blockhash is still valid' }
-    const second = await look(account, solana.payerSignatureDigest)
+    const second = await look(account, solana.payerSignatureDigest, since)
     if (second.found) return { kind: 'landed', transaction: second.found }
     if (!second.complete) {
       return { kind: 'undecided', why: 'expired, but more transactions than a look reads' }
@@ -123,8 +134,13 @@ export function createSolanaJudge(options: SolanaJudgeOptions): SettlementJudge 
     return ata
   }
 
-  async function look(account: Address, digest: string): Promise<Look> {
-    const oldestTime = BigInt(Math.floor(Date.now() / 1000)) - lookbackSeconds
+  /**
+   * @param since - epoch seconds the look must read back to at least (the payment's
+   *   `presentedAt`, less a minute of clock skew), besides the lookback
+   */
+  async function look(account: Address, digest: string, since?: number): Promise<Look> {
+    let oldestTime = BigInt(Math.floor(Date.now() / 1000)) - lookbackSeconds
+    if (since !== undefined && BigInt(since) < oldestTime) oldestTime = BigInt(since)
     let before: Signature | undefined
     for (let page = 0; page < maxPages; page++) {
       const signatures = await rpc
