@@ -1,7 +1,7 @@
 import { request } from 'node:http'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { toolInputSchema } from '../src/descriptions/json-schema.js'
@@ -93,6 +93,27 @@ describe('MCP discovery', () => {
       })
     }
     await mcp.ping()
+    expect(events).toEqual([])
+  })
+})
+
+describe('MCP unknown tool', () => {
+  it('answers a mistyped name with -32602 naming the closest tool and every tool, for free', async () => {
+    events.length = 0
+    const error = await call('payload_hsah', { input: 'abc' }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).code).toBe(-32602)
+    expect((error as McpError).message).toBe(
+      'MCP error -32602: Unknown tool: payload_hsah. Did you mean payload_hash? The tools are payload_hash, payload_base64, payload_hmac, payload_json_validate, payload_jwt_inspect, payload_text_diff, payload_pipeline, payload_inspect (tools/list describes them).',
+    )
+    expect((error as McpError).data).toEqual({
+      tools: catalog.map((t) => t.mcpName),
+      suggestion: 'payload_hash',
+    })
+    const far = await call('weather', {}).catch((e: unknown) => e)
+    expect((far as McpError).message).toBe(
+      `MCP error -32602: Unknown tool: weather. The tools are ${catalog.map((t) => t.mcpName).join(', ')} (tools/list describes them).`,
+    )
     expect(events).toEqual([])
   })
 })
