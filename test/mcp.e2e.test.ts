@@ -154,6 +154,57 @@ describe.each(['evm', 'solana'] as const)('every MCP tool paid on the %s rail', 
   )
 })
 
+describe.each(['evm', 'solana'] as const)('a paid MCP result on the %s rail', (rail) => {
+  it('carries a compact _meta (< 1,500 bytes) whose receipt verifies at /receipts/verify', async () => {
+    const args = { input: 'abc' }
+    const { payment } = await signPayment('payload_hash', args, rail, 0)
+    const paid = await call('payload_hash', args, payment)
+    expect(paid.isError).toBeUndefined()
+    // Before the compact form: 2,578 bytes (Base) and 2,771 (Solana) for this call.
+    expect(Buffer.byteLength(JSON.stringify(paid._meta))).toBeLessThan(1500)
+    const settled = paid._meta?.['x402/payment-response'] as SettleResponse
+    // SHA-256 of {"algorithm":"SHA-256","input":"abc"} and of the result, in RFC 8785 form.
+    const digests = {
+      input_sha256: 'd64b45a5c6feb181323c2f2c81bd1ccc8d1f839d88bad2740c347d412404f15f',
+      result_sha256: '52026ee2f8d374b5096e5ddcc30346478aec9d4f9422fa9505a32ce43b9820b7',
+    }
+    expect(paid._meta).toEqual({
+      'x402/payment-response': {
+        success: true,
+        payer: rail === 'evm' ? stack.evm.payers[0]?.address : stack.solana.payers[0]?.address,
+        transaction: expect.stringMatching(
+          rail === 'evm' ? /^0x[0-9a-f]{64}$/ : /^[1-9A-HJ-NP-Za-km-z]{86,88}$/,
+        ),
+        network: networkOf(rail),
+        extensions: {
+          'delivery-receipt': {
+            info: { receipt: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/), ...digests },
+          },
+        },
+      },
+    })
+    const { receipt } = (settled.extensions as Record<string, { info: { receipt: string } }>)[
+      'delivery-receipt'
+    ]?.info ?? { receipt: '' }
+    const { result } = paid.structuredContent as { result: unknown }
+    const res = await fetch(`${svc.baseUrl}/receipts/verify`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ receipt, input: args, result }),
+    })
+    const verdict = await json(res)
+    expect(verdict.valid).toBe(true)
+    expect(verdict.checks).toEqual({ input: 'match', result: 'match', recomputed: 'match' })
+    expect(verdict.claims).toMatchObject({
+      ...digests,
+      tool: 'hash',
+      resource: `${svc.baseUrl}/mcp`,
+      network: networkOf(rail),
+      transaction: settled.transaction,
+    })
+  })
+})
+
 describe('MCP paid calls on the devnet', () => {
   it.each(['evm', 'solana'] as const)(
     'replays a repeated %s payment for the same arguments without a second transfer, and refuses it for others',
