@@ -72,7 +72,7 @@ describe('the testnet stage on the devnet', () => {
         amount: hash.price,
         asset: SEPOLIA_USDC,
         payTo: dev.stack.evm.payTo,
-        maxTimeoutSeconds: 60,
+        maxTimeoutSeconds: 120,
         extra: { name: 'USDC', version: '2' },
       },
       {
@@ -81,7 +81,7 @@ describe('the testnet stage on the devnet', () => {
         amount: hash.price,
         asset: DEVNET_USDC,
         payTo: dev.stack.solana.payTo,
-        maxTimeoutSeconds: 60,
+        maxTimeoutSeconds: 120,
         extra: { feePayer },
       },
     ])
