@@ -1,5 +1,6 @@
 import { logger } from '../logger.js'
 import { toEventRow } from './event-row.js'
+import type { SettlementLedger } from './ledger.js'
 import {
   CLOSE_FLUSH_TIMEOUT_MS,
   FLUSH_BATCH_SIZE,
@@ -102,6 +103,12 @@ export interface Telemetry {
    * @returns the number of raw events deleted; 0 when retention is off or the store is down
    */
   prune(): Promise<number>
+  /**
+   * The write-ahead settlement ledger in the same store (ledger.ts), migrated before its first
+   * operation; its operations are never buffered: each throws when the store cannot commit it.
+   * Absent when the store has none (test doubles).
+   */
+  readonly ledger?: SettlementLedger
   /** Stops retrying, flushes the buffer (at most {@link CLOSE_FLUSH_TIMEOUT_MS}), closes the store. */
   close(): Promise<void>
 }
@@ -405,9 +412,38 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
     return closing
   }
 
+  const inner = store.ledger
+  const ledger: SettlementLedger | undefined = inner && {
+    intend: async (intent, holdUntil) => {
+      await ensureReady()
+      return inner.intend(intent, holdUntil)
+    },
+    decide: async (key, decision) => {
+      await ensureReady()
+      return inner.decide(key, decision)
+    },
+    forget: async (key) => {
+      await ensureReady()
+      return inner.forget(key)
+    },
+    claim: async (claim) => {
+      await ensureReady()
+      return inner.claim(claim)
+    },
+    unresolved: async (before) => {
+      await ensureReady()
+      return inner.unresolved(before)
+    },
+    get: async (key) => {
+      await ensureReady()
+      return inner.get(key)
+    },
+  }
+
   return {
     start,
     record,
+    ...(ledger ? { ledger } : {}),
     stats,
     health,
     prune,

@@ -1,3 +1,4 @@
+import type { SettlementLedger } from './ledger.js'
 import type { Windows } from './windows.js'
 
 /**
@@ -175,6 +176,8 @@ export interface TelemetryStore {
   prune(before: number, limit: number): Promise<number>
   /** Cheap round trip proving the store answers. */
   ping(): Promise<void>
+  /** The write-ahead settlement ledger in this store (ledger.ts); absent in test doubles. */
+  readonly ledger?: SettlementLedger
   /** Releases connections, file handles and threads. */
   close(): Promise<void>
 }
