@@ -19,6 +19,12 @@ export interface CallOutcome {
   settlement?: SettleResponse
   /** A settled call answered again. */
   replayed?: boolean
+  /**
+   * False when the event of its settlement is not this call's to emit: the settlement ledger
+   * says another party (the resolver, another retry) decided and counted it, or it is in doubt
+   * with its intent in the ledger, and whoever decides it counts it.
+   */
+  count?: false
 }
 
 /** Options of {@link createOutcomes}. */
@@ -36,7 +42,8 @@ export interface Outcomes {
   /**
    * Records what became of the call, once, at its exit: frees its claim unless its payment was
    * sent to settlement; one payment event (`settled`, awaited before the result is released;
-   * `settle_failed`; `tool_failed_unsettled`); one note for the operators' metrics (a refusal with
+   * `settle_failed`; `tool_failed_unsettled`; none when the ledger leaves it to another party,
+   * see {@link CallOutcome.count}); one note for the operators' metrics (a refusal with
    * its code, a failed verify, a settlement in doubt, a replay); the rate-limit points of a
    * settled payment given back. Never throws.
    *
@@ -97,13 +104,14 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       if (o.settle === 'settled') {
         const amount = o.settlement?.amount
         if (amount && o.rail) o.rail = { ...o.rail, amount }
-        await event(o, 'settled', payer)
+        if (o.count !== false) await event(o, 'settled', payer)
         o.call.quota?.reward(o.charged)
         return
       }
       if (o.replayed && error === undefined) return note(o, 'replayed')
-      if (o.settle) await event(o, 'settle_failed', payer)
-      else if (o.verified) await event(o, 'tool_failed_unsettled', payer)
+      if (o.settle) {
+        if (o.count !== false) await event(o, 'settle_failed', payer)
+      } else if (o.verified) await event(o, 'tool_failed_unsettled', payer)
       const code = (error as { code?: unknown } | undefined)?.code
       if (o.settle === 'unknown') note(o, 'settle_unknown')
       else if (o.verified || o.settle) return

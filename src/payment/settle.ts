@@ -9,6 +9,7 @@ import {
   PaymentRequiredError,
   SettlementUnknownError,
 } from './errors.js'
+import { decideIntent, forgetIntent, writeIntent } from './intent.js'
 
 /**
  * What became of a settlement:
@@ -94,10 +95,24 @@ export function publicSettlement(response: SettleResponse): SettleResponse {
   }
 }
 
+/** How a settle step is attempted: {@link settleCall}. */
+export interface SettleAttempt {
+  /** A retry of a payment in doubt (replay.ts): its intent stays in the ledger whatever happens. */
+  retry?: boolean
+  /**
+   * A chain judge covers its rail (and could not decide it): a facilitator's refusal then is no
+   * proof that nothing moved (a used nonce), so the outcome is left to the resolver.
+   */
+  judged?: boolean
+}
+
 /**
- * The settle step of a call whose tool ran: asks the facilitator to settle, records what became
- * of the payment under every key of the call (settled, with its SettleResponse for replays;
- * spent; unknown), and tells the call's outcome.
+ * The settle step of a call whose tool ran: commits the intent to the settlement ledger, asks the
+ * facilitator to settle, records what became of the payment under every key of the call
+ * (settled, with its SettleResponse for replays; spent; unknown) and in the ledger, and tells
+ * the call's outcome. The ledger arbitrates the telemetry event: a call counts its settlement
+ * only when it decided the intent (or none was written); an outcome in doubt is counted by
+ * whoever decides it later (the resolver or a retry).
  *
  * @param payer - the payer's keyed hash for the records, if known
  * @returns the SettleResponse of a settled payment
@@ -111,8 +126,13 @@ export async function settleCall(
   parts: GateParts,
   ctx: PaidContext,
   payer: string | undefined,
+  attempt: SettleAttempt = {},
 ): Promise<SettleResponse> {
   const { presented, offer, outcome } = ctx
+  const intended = await writeIntent(parts, ctx)
+  const counted = (decided: boolean | undefined) => {
+    if (decided === false) outcome.count = false
+  }
   const settled = await settlePayment(
     parts.link,
     ctx.state,
@@ -131,6 +151,10 @@ export async function settleCall(
   switch (settled.kind) {
     case 'settled': {
       outcome.settlement = settled.settlement
+      if (intended) {
+        const { transaction } = settled.settlement
+        counted(await decideIntent(parts, ctx, { outcome: 'settled', transaction }))
+      }
       // The record for replays: fingerprint and SettleResponse, never the payer address.
       const { payer: _, ...recorded } = settled.settlement
       await records?.put({ ...base, state: 'settled', settlement: recorded })
@@ -138,6 +162,8 @@ export async function settleCall(
     }
     case 'failed': {
       outcome.settlement = settled.settlement
+      if (intended && attempt.judged) outcome.count = false
+      else if (intended) counted(await decideIntent(parts, ctx, { outcome: 'failed' }))
       await records?.put({ ...base, state: 'spent' })
       const reason = settled.settlement.errorReason ?? 'settlement_failed'
       throw new PaymentRequiredError(
@@ -148,9 +174,12 @@ export async function settleCall(
       )
     }
     case 'unknown':
+      if (intended) outcome.count = false
       await records?.put({ ...base, state: 'unknown' })
       throw new SettlementUnknownError()
     case 'unsent':
+      if (attempt.retry && intended) outcome.count = false
+      else if (intended) await forgetIntent(parts, ctx)
       // Nothing reached the facilitator: the payment did not move and may be sent again.
       throw new FacilitatorUnavailableError(
         'Payment facilitator is unavailable during settlement; the result is withheld and nothing was charged: retry the same payment',
