@@ -13,6 +13,7 @@ import {
   sqliteLedger,
 } from '../../test/helpers/sqlite-ledger.js'
 import type { SettlementVerdict } from '../settlement/types.js'
+import { settlementEventId } from '../telemetry/event-row.js'
 import type { LedgerEntry, SettlementLedger } from '../telemetry/ledger.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { PaymentRequiredError, SettlementUnknownError } from './errors.js'
@@ -102,6 +103,8 @@ describe('payment gate: the write-ahead settlement ledger', () => {
     })
     expect(entry?.question).not.toMatch(/signature|authorization|from/i)
     expect(fx.events.map((e) => e.outcome)).toEqual(['verified', 'settled'])
+    // Named by the payment: recorded again (by the resolver after a crash), stored once.
+    expect(fx.events[1]?.id).toBe(settlementEventId(entry?.key as string, 'settled'))
   })
 
   it('records a refused settle as failed, and forgets the intent of a settle never sent', async () => {
@@ -154,7 +157,12 @@ describe('payment gate: the payer retries a settlement in doubt, judged on chain
       ['landed', '0xlanded'],
     ])
     expect(fx.events.map((e) => e.outcome)).toEqual(['verified', 'settled'])
-    expect(fx.events[1]).toMatchObject({ network: BASE, amount: '1000', tool: 'echo' })
+    expect(fx.events[1]).toMatchObject({
+      network: BASE,
+      amount: '1000',
+      tool: 'echo',
+      id: settlementEventId(fx.keys[0] as string, 'settled'),
+    })
     // Settled now: the same payment replays, nothing counted or judged again.
     const again = await fx.call({ text: 'a' }, payment)
     expect(again.replayed).toBe(true)

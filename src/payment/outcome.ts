@@ -25,6 +25,14 @@ export interface CallOutcome {
    * with its intent in the ledger, and whoever decides it counts it.
    */
   count?: false
+  /** The id of its settlement's event (`settlementEventId`), when it has a ledger intent. */
+  eventId?: string
+  /**
+   * The ledger write of its outcome, run at the exit after the event is recorded: a crash between
+   * the two leaves the intent undecided, and the resolver records the event again under the same
+   * id, which the store keeps once.
+   */
+  decide?: () => Promise<unknown>
 }
 
 /** Options of {@link createOutcomes}. */
@@ -81,6 +89,7 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
     })
   const event = (o: CallOutcome, outcome: PaymentEvent['outcome'], payer?: string) => {
     const rail = o.rail ?? { network: 'unknown', amount: '0' }
+    const settles = outcome === 'settled' || outcome === 'settle_failed'
     return emit({
       tool: o.call.tool.id,
       transport: o.call.transport,
@@ -88,6 +97,7 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       amount: rail.amount,
       outcome,
       ...(payer ? { payer } : {}),
+      ...(settles && o.eventId ? { id: o.eventId } : {}),
     })
   }
 
@@ -105,12 +115,14 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
         const amount = o.settlement?.amount
         if (amount && o.rail) o.rail = { ...o.rail, amount }
         if (o.count !== false) await event(o, 'settled', payer)
+        await o.decide?.()
         o.call.quota?.reward(o.charged)
         return
       }
       if (o.replayed && error === undefined) return note(o, 'replayed')
       if (o.settle) {
         if (o.count !== false) await event(o, 'settle_failed', payer)
+        await o.decide?.()
       } else if (o.verified) await event(o, 'tool_failed_unsettled', payer)
       const code = (error as { code?: unknown } | undefined)?.code
       if (o.settle === 'unknown') note(o, 'settle_unknown')

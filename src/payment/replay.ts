@@ -1,5 +1,7 @@
 import type { SettleResponse } from '@x402/core/types'
 import { logger } from '../logger.js'
+import { settlementEventId } from '../telemetry/event-row.js'
+import type { LedgerDecision } from '../telemetry/ledger.js'
 import type { Answer, GateParts, PaidContext } from './call.js'
 import { type CallRecords, callRecords } from './claim.js'
 import {
@@ -160,10 +162,7 @@ async function deliverLanded(
   const settlement: SettleResponse = { success: true, transaction, network: matched.network }
   ctx.outcome.settle = 'settled'
   ctx.outcome.settlement = settlement
-  // The intent is written again first: a call whose first write failed still gets its row.
-  await writeIntent(parts, ctx)
-  const decided = await decideIntent(parts, ctx, { outcome: 'landed', transaction })
-  if (decided === false) ctx.outcome.count = false
+  await countOnce(parts, ctx, 'settled', { outcome: 'landed', transaction })
   await ctx.outcome.claim?.put({
     call: ctx.fp,
     payment: identity.key,
@@ -190,8 +189,7 @@ async function freeNotLanded(
   reason: 'canceled' | 'expired',
 ): Promise<never> {
   ctx.outcome.settle = 'failed'
-  const decided = await decideIntent(parts, ctx, { outcome: 'not_landed' })
-  if (decided === false) ctx.outcome.count = false
+  await countOnce(parts, ctx, 'settle_failed', { outcome: 'not_landed' })
   await records.release()
   const errorReason = 'settlement_not_landed'
   const settlement: SettleResponse = {
@@ -207,6 +205,30 @@ async function freeNotLanded(
     await ctx.offer.refusal(errorReason),
     { settlement },
   )
+}
+
+/**
+ * Makes the call the one that counts its payment's outcome (its event under the payment's event
+ * id, then the ledger's decision, at the exit), unless the ledger says it was decided already
+ * (by the resolver, which counted it). The intent is written first: a call whose first write
+ * failed still gets its row.
+ */
+async function countOnce(
+  parts: GateParts,
+  ctx: PaidContext,
+  event: 'settled' | 'settle_failed',
+  decision: Omit<LedgerDecision, 'at'>,
+): Promise<void> {
+  const { outcome } = ctx
+  if (!(await writeIntent(parts, ctx))) return
+  const key = ctx.presented.identity.key
+  const stored = await parts.ledger?.get(key).catch(() => undefined)
+  if (stored?.outcome) {
+    outcome.count = false
+    return
+  }
+  outcome.eventId = settlementEventId(key, event)
+  outcome.decide = () => decideIntent(parts, ctx, decision)
 }
 
 /** Refuses a payment already used: 402 `duplicate_settlement`, saying why. */

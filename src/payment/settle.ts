@@ -3,6 +3,7 @@ import { SettleError } from '@x402/core/types'
 import { logSafe, marksDown, neverReached } from '../facilitators/failures.js'
 import type { FacilitatorLink, LiveState } from '../facilitators/link.js'
 import { logger } from '../logger.js'
+import { settlementEventId } from '../telemetry/event-row.js'
 import type { GateParts, PaidContext } from './call.js'
 import {
   FacilitatorUnavailableError,
@@ -110,9 +111,10 @@ export interface SettleAttempt {
  * The settle step of a call whose tool ran: commits the intent to the settlement ledger, asks the
  * facilitator to settle, records what became of the payment under every key of the call
  * (settled, with its SettleResponse for replays; spent; unknown) and in the ledger, and tells
- * the call's outcome. The ledger arbitrates the telemetry event: a call counts its settlement
- * only when it decided the intent (or none was written); an outcome in doubt is counted by
- * whoever decides it later (the resolver or a retry).
+ * the call's outcome. With an intent, its outcome's event carries the payment's event id and the
+ * ledger is written after that event (at the exit), so that whoever records it (this call, a
+ * retry, the resolver after a crash) it is stored once; an outcome in doubt is counted by whoever
+ * decides it later.
  *
  * @param payer - the payer's keyed hash for the records, if known
  * @returns the SettleResponse of a settled payment
@@ -130,9 +132,7 @@ export async function settleCall(
 ): Promise<SettleResponse> {
   const { presented, offer, outcome } = ctx
   const intended = await writeIntent(parts, ctx)
-  const counted = (decided: boolean | undefined) => {
-    if (decided === false) outcome.count = false
-  }
+  const key = presented.identity.key
   const settled = await settlePayment(
     parts.link,
     ctx.state,
@@ -153,7 +153,8 @@ export async function settleCall(
       outcome.settlement = settled.settlement
       if (intended) {
         const { transaction } = settled.settlement
-        counted(await decideIntent(parts, ctx, { outcome: 'settled', transaction }))
+        outcome.eventId = settlementEventId(key, 'settled')
+        outcome.decide = () => decideIntent(parts, ctx, { outcome: 'settled', transaction })
       }
       // The record for replays: fingerprint and SettleResponse, never the payer address.
       const { payer: _, ...recorded } = settled.settlement
@@ -163,7 +164,10 @@ export async function settleCall(
     case 'failed': {
       outcome.settlement = settled.settlement
       if (intended && attempt.judged) outcome.count = false
-      else if (intended) counted(await decideIntent(parts, ctx, { outcome: 'failed' }))
+      else if (intended) {
+        outcome.eventId = settlementEventId(key, 'settle_failed')
+        outcome.decide = () => decideIntent(parts, ctx, { outcome: 'failed' })
+      }
       await records?.put({ ...base, state: 'spent' })
       const reason = settled.settlement.errorReason ?? 'settlement_failed'
       throw new PaymentRequiredError(

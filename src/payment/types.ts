@@ -30,6 +30,8 @@ export interface PaymentEvent {
   amount: string
   outcome: PaymentOutcome
   payer?: string
+  /** The event's id, when it may be recorded twice (a settlement outcome with a ledger intent). */
+  id?: string
 }
 
 /**

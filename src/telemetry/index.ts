@@ -4,6 +4,7 @@
  * Imports nothing of ours except the logger.
  */
 
+export { settlementEventId } from './event-row.js'
 export {
   LEDGER_TABLE,
   type LedgerDecision,

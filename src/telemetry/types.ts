@@ -45,6 +45,11 @@ export interface PaymentEvent {
   payer?: string
   /** Event time in epoch milliseconds; defaults to the telemetry clock's now. */
   at?: number
+  /**
+   * A lower-case UUID naming the event, when it may be recorded more than once (a settlement's
+   * outcome: `settlementEventId`); the store keeps one row per id. Default: a fresh one.
+   */
+  id?: string
 }
 
 /**
