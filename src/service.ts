@@ -38,6 +38,12 @@ import {
 } from './receipts/index.js'
 import { createRedis, type SharedRedis } from './redis.js'
 import { createToolRunner, type ToolRunner } from './runner/runner.js'
+import {
+  createSettlementResolver,
+  RESOLVE_INTERVAL_MS,
+  type SettlementResolver,
+} from './settlement/resolver.js'
+import type { QuestionOf, SettlementJudge } from './settlement/types.js'
 import type { Telemetry } from './telemetry/index.js'
 import { payerKey } from './telemetry/payer-key.js'
 import { catalog } from './tools/catalog.js'
@@ -64,7 +70,24 @@ export interface ServiceOverrides {
    * {@link createServiceMetrics}.
    */
   metrics?: Metrics
+  /**
+   * Judges settlements in doubt on chain (src/settlement: EVM_RPC_URL, SOLANA_RPC_URL) for the
+   * payer's retry and the resolver; none: the facilitator is asked again on a retry, and the
+   * resolver only counts the intents in doubt.
+   */
+  judge?: SettlementJudge
+  /** The judge's question of a payment, also kept in the ledger. */
+  questionOf?: QuestionOf
+  /** Period of the settlement resolver's passes, in milliseconds; default 10 s. */
+  resolveIntervalMs?: number
 }
+
+/**
+ * How much longer than its settle (`worstSettleMs`) a call holds its ledger intent from the
+ * resolver, in milliseconds: the intent's and the outcome's writes (a store write timeout each)
+ * and the event's.
+ */
+export const LEDGER_HOLD_MARGIN_MS = 10_000
 
 /** The assembled service: the Hono app and the parts behind it. */
 export interface Service {
@@ -83,8 +106,13 @@ export interface Service {
   /** The operator metrics; undefined when neither METRICS_TOKEN nor METRICS_PORT is set. */
   metrics: Metrics | undefined
   /**
-   * Stops the tool workers and closes the Redis connection. Call after the requests in flight
-   * ended (`drain.idle()`).
+   * The settlement resolver, with telemetry whose store has the ledger; `start()` it (src/main.ts
+   * does) to decide the intents in doubt at start and then periodically.
+   */
+  resolver: SettlementResolver | undefined
+  /**
+   * Stops the settlement resolver and the tool workers and closes the Redis connection. Call
+   * after the requests in flight ended (`drain.idle()`).
    */
   close(): Promise<void>
 }
@@ -182,7 +210,22 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(overrides.rateLimitKeyPrefix ? { keyPrefix: overrides.rateLimitKeyPrefix } : {}),
     ...(metrics ? { onRefused: metrics.rateLimited } : {}),
   })
+  const ledger = telemetry?.ledger
+  let unresolved = 0
+  const resolver = ledger
+    ? createSettlementResolver({
+        ledger,
+        judge: overrides.judge ?? { covers: () => false, judge: neverAsked },
+        networks: rails.map((rail) => rail.network),
+        record: observer,
+        intervalMs: overrides.resolveIntervalMs ?? RESOLVE_INTERVAL_MS,
+        onUnresolved: (count) => {
+          unresolved = count
+        },
+      })
+    : undefined
   metrics?.watch({
+    ...(resolver ? { settlements: () => ({ unresolved }) } : {}),
     pool: () => {
       const { running, queued } = runner.status()
       return { busy: running, queued, workers: runner.options.workers }
@@ -216,6 +259,9 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(metrics ? { onNote: (note: PaymentNote) => countNote(metrics, note) } : {}),
     receipts,
     ...(overrides.env ? { env: overrides.env } : {}),
+    ...(ledger ? { ledger, ledgerHoldMs: worstSettleMs(bounds) + LEDGER_HOLD_MARGIN_MS } : {}),
+    ...(overrides.judge ? { judge: overrides.judge } : {}),
+    ...(overrides.questionOf ? { questionOf: overrides.questionOf } : {}),
   })
   const mcpAllowList = resolveAllowList({
     publicBaseUrl: config.publicBaseUrl,
@@ -259,11 +305,17 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ],
   })
   const close = async () => {
+    await resolver?.stop()
     await runner.close()
     // Only what this service opened: an injected connection belongs to its caller.
     if (redis && !overrides.redis) await redis.close()
   }
-  return { app, gate, link, runner, lifecycle, drain, redis, receipts, metrics, close }
+  return { app, gate, link, runner, lifecycle, drain, redis, receipts, metrics, resolver, close }
+}
+
+/** The judge of a service without one: it covers no rail, so it is never asked. */
+async function neverAsked(): Promise<never> {
+  throw new Error('no settlement judge is configured')
 }
 
 /** Directory of the generated development files (the receipt key, beside the telemetry salt). */
