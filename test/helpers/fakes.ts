@@ -201,6 +201,8 @@ export function fakeGate(
     ledger?: SettlementLedger
     judge?: SettlementJudge
     questionOf?: QuestionOf
+    /** Also told of every payment event, after the recorded list (telemetry, in tests). */
+    observer?: (event: PaymentEvent) => Promise<void>
   } = {},
 ) {
   const runner = extra.runner ?? inlineRunner()
@@ -251,6 +253,7 @@ export function fakeGate(
     ...(extra.questionOf ? { questionOf: extra.questionOf } : {}),
     observer: async (e) => {
       events.push(e)
+      await extra.observer?.(e)
     },
   })
   /**
