@@ -1,5 +1,5 @@
-# Payload Tools as a container image: `docker build -t payload-tools .` (README, "Run it as a
-# container"). Configuration is the environment the README documents, nothing else; this file
+# Payload Tools as a container image: `docker build -t payload-tools .` (docs/container.md).
+# Configuration is the environment the README documents, nothing else; this file
 # sets only HOST, because the service's default (127.0.0.1) cannot be reached from outside a
 # container.
 #
@@ -29,7 +29,7 @@ for (const k of ['scripts', 'description']) delete p[k]; \
 fs.writeFileSync('package.json', JSON.stringify(p, null, 2) + '\\n')"
 
 # Production dependencies only, at the lockfile's versions. `npm install`, not `npm ci`: the
-# lockfile lacks other platforms' optional binaries (README, Set up), which `npm ci` refuses.
+# lockfile lacks other platforms' optional binaries (docs/development.md, Install), which `npm ci` refuses.
 # `--workspaces=false`: the MCP bridge workspace (clients/mcp-bridge) is its own npm package, not
 # part of the service. The devDependencies are deleted first, not only omitted: TypeScript, a dev
 # dependency and an optional peer of viem and @solana/kit, would otherwise be installed (23 MB).
@@ -75,7 +75,7 @@ USER node
 ENV HOST=0.0.0.0
 EXPOSE 8402
 # The service drains on SIGTERM (calls in flight finish and settle) within SHUTDOWN_TIMEOUT_MS
-# (15 s by default): give `docker stop` more than that (`--time`, compose `stop_grace_period`).
+# (30 s by default): give `docker stop` more than that (`--time`, compose `stop_grace_period`).
 STOPSIGNAL SIGTERM
 # GET /health on the port and address the service listens on (src/healthcheck.ts); 200 even when
 # `degraded`, so an outage shared by every instance does not mark them all unhealthy.

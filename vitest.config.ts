@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { defineConfig } from 'vitest/config'
 
-// Three projects by cost, told apart by the file's name (README, "Tests"; test/layout.test.ts
+// Three projects by cost, told apart by the file's name (docs/development.md, "Tests"; test/layout.test.ts
 // checks that every file is where its imports say it belongs):
 //   unit    `*.test.ts`: no child process, no socket (test/setup/unit.ts refuses both);
 //   e2e     `*.e2e.test.ts`: the devnet (anvil, litesvm, the facilitator), the service on

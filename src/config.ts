@@ -129,7 +129,7 @@ const envSchema = z.object({
   RATE_LIMIT_POINTS: z.coerce.number().int().min(0).max(1_000_000).default(120),
   RATE_LIMIT_DURATION_S: z.coerce.number().int().min(1).max(86_400).default(60),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
   RECEIPT_SIGNING_KEY: z.string().optional(),
   RECEIPT_RETIRED_KEYS: z.string().optional(),
   METRICS_TOKEN: z

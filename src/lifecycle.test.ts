@@ -29,7 +29,7 @@ describe('the lifecycle', () => {
 
   it('refuses a shutdown deadline that could never let a call in flight settle', () => {
     expect(() => createLifecycle({ shutdownTimeoutMs: 12_499, settleMs: 10_000 })).toThrow(
-      "SHUTDOWN_TIMEOUT_MS (12499) leaves no time to finish a paid call in flight: its settlement (10000 ms: 2 × FACILITATOR_TIMEOUT_MS and the guard's writes), the telemetry write (2000) and the reply (500) need 12500 ms. Raise SHUTDOWN_TIMEOUT_MS or lower FACILITATOR_TIMEOUT_MS or REDIS_TIMEOUT_MS.",
+      "SHUTDOWN_TIMEOUT_MS (12499) leaves no time to finish a paid call in flight: its settlement (10000 ms: FACILITATOR_SETTLE_TIMEOUT_MS and the guard's writes), the telemetry write (2000) and the reply (500) need 12500 ms. Raise SHUTDOWN_TIMEOUT_MS or lower FACILITATOR_SETTLE_TIMEOUT_MS or REDIS_TIMEOUT_MS.",
     )
     expect(() => createLifecycle({ shutdownTimeoutMs: 12_500, settleMs: 10_000 })).not.toThrow()
   })

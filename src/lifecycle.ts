@@ -39,7 +39,7 @@ const REPLY_MARGIN_MS = 500
  *   that was running when the shutdown began (settle, the `settled` event and the reply): every
  *   call in flight would then be refused `shutting_down` after its tool ran
  * @example
- * const lifecycle = createLifecycle({ shutdownTimeoutMs: 15000, settleMs: 10000 })
+ * const lifecycle = createLifecycle({ shutdownTimeoutMs: 30000, settleMs: 21000 })
  * process.on('SIGTERM', () => lifecycle.beginShutdown())
  */
 export function createLifecycle(options: LifecycleOptions): Lifecycle {
@@ -47,9 +47,9 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
   if (options.shutdownTimeoutMs < needed) {
     throw new Error(
       `SHUTDOWN_TIMEOUT_MS (${options.shutdownTimeoutMs}) leaves no time to finish a paid call in flight: ` +
-        `its settlement (${options.settleMs} ms: 2 × FACILITATOR_TIMEOUT_MS and the guard's writes), the ` +
+        `its settlement (${options.settleMs} ms: FACILITATOR_SETTLE_TIMEOUT_MS and the guard's writes), the ` +
         `telemetry write (${WRITE_TIMEOUT_MS}) and the reply (${REPLY_MARGIN_MS}) need ${needed} ms. ` +
-        'Raise SHUTDOWN_TIMEOUT_MS or lower FACILITATOR_TIMEOUT_MS or REDIS_TIMEOUT_MS.',
+        'Raise SHUTDOWN_TIMEOUT_MS or lower FACILITATOR_SETTLE_TIMEOUT_MS or REDIS_TIMEOUT_MS.',
     )
   }
   const now = options.now ?? Date.now

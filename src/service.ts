@@ -149,6 +149,7 @@ export function createServiceMetrics(config: Config): Metrics | undefined {
 export function createService(config: Config, overrides: ServiceOverrides = {}): Service {
   const bounds = {
     facilitatorTimeoutMs: config.facilitatorTimeoutMs,
+    settleTimeoutMs: config.facilitatorSettleTimeoutMs,
     workers: config.toolWorkers,
     queueLimit: config.toolQueueLimit,
     timeoutMs: config.toolTimeoutMs,
@@ -164,6 +165,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     client: createFacilitators({
       facilitators: config.facilitators,
       timeoutMs: config.facilitatorTimeoutMs,
+      settleTimeoutMs: config.facilitatorSettleTimeoutMs,
       credentials: { cdp: config.cdpApiKey, payai: config.payaiApiKey },
       ...(metrics
         ? { wrap: (client, host) => timedFacilitator(client, host, metrics.facilitatorRequest) }

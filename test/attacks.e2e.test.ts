@@ -528,7 +528,11 @@ describe('settlement in doubt, told truthfully', () => {
   })
 
   it('answers a settle that timed out but landed settlement_unknown, then settlement_failed on its retry: charged once, without a result (docs/errors.md)', async () => {
-    const quick = await startService(stack, { FACILITATOR_TIMEOUT_MS: '1000' }, { env: clock })
+    const quick = await startService(
+      stack,
+      { FACILITATOR_SETTLE_TIMEOUT_MS: '1000' },
+      { env: clock },
+    )
     try {
       const body = '{"input":"landed late"}'
       const payment = await signed(quick, '/hash', body)
@@ -839,7 +843,7 @@ describe('no request without money holds the service', () => {
     const res = await post(svc, '/hash', body, long)
     expect(res.status).toBe(402)
     expect(((await envelope(res)) as { error: string }).error).toMatch(
-      /^The payment is refused: the authorization is valid for 3153\d{4} s; the offer allows at most 60 s \(maxTimeoutSeconds\)$/,
+      /^The payment is refused: the authorization is valid for 3153\d{4} s; the offer allows at most 120 s \(maxTimeoutSeconds\)$/,
     )
     expect(facilitator()).toEqual(before)
   })

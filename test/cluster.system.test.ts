@@ -93,6 +93,9 @@ beforeAll(async () => {
       // A SIGTERM lets the calls in flight settle: 2 × 5 s, the guard's writes (2 × 1.5 s), the
       // telemetry write and the reply need 15.5 s, more than the default 15 s.
       SHUTDOWN_TIMEOUT_MS: '20000',
+      // A drain must leave time for one settlement (10 s, 2 × 1.5 s of guard writes), the
+      // telemetry write and the reply.
+      FACILITATOR_SETTLE_TIMEOUT_MS: '10000',
     },
     logLevel: 'warn',
   })

@@ -116,7 +116,7 @@ describe('deploy/compose.yaml', () => {
       image: 'payload-tools:latest',
       build: { context: '..' },
       env_file: '.env',
-      stop_grace_period: '30s',
+      stop_grace_period: '40s',
       healthcheck: { test: ['CMD', 'node', 'dist/healthcheck.js'] },
       depends_on: {
         postgres: { condition: 'service_healthy' },

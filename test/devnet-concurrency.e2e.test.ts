@@ -26,16 +26,12 @@ let stack: DevStack
 
 beforeAll(async () => {
   // The devnet's facilitator sends Base settlements one at a time, so the last of 50 settles
-  // sent at once through the service waited for the 49 before it: about 2 s here, but beside
-  // `stress-ng --cpu 2` past the default FACILITATOR_TIMEOUT_MS (4 s), and several answered
-  // settlement_unknown. 6.5 s is as long as the paid-call budget allows (2 × 2 + 6.5 + 2 × 2 + 2
-  // + 2 × 6.5 = 29.5 s, within half the payment's 60 s) with the default 2 s tool budget; a drain
-  // then needs more than the default 15 s (2 × 6.5 s of settlement, the telemetry write and the
-  // reply).
+  // sent at once through the service waits for the 49 before it: about 2 s here, more beside
+  // `stress-ng --cpu 2`; the default FACILITATOR_SETTLE_TIMEOUT_MS (20 s) covers it.
   dev = await startDevService({
     payers: 4,
     clock: { nowSeconds: () => 1_700_000_000 },
-    env: { TOOL_WORKERS: '2', FACILITATOR_TIMEOUT_MS: '6500', SHUTDOWN_TIMEOUT_MS: '20000' },
+    env: { TOOL_WORKERS: '2' },
   })
   stack = dev.stack
 })

@@ -1,7 +1,11 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { getBase58Decoder } from '@solana/kit'
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http'
 import { validateDiscoveryExtension } from '@x402/extensions/bazaar'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { llmsExamples } from '../src/descriptions/discovery/llms-txt.js'
+import { llmsExamples, llmsSnippets } from '../src/descriptions/discovery/llms-txt.js'
 import type { DevStack } from '../src/devnet/stack.js'
 import { findToolByPath } from '../src/tools/catalog.js'
 import type { ToolEnv } from '../src/tools/types.js'
@@ -16,6 +20,7 @@ import { type DevService, type RunningService, startDevService } from './helpers
 // agent reads in /openapi.json, /.well-known/x402 and /llms.txt must work on the first try.
 
 const clock: ToolEnv = { nowSeconds: () => 1_767_225_600 }
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
 let dev: DevService
 let stack: DevStack
 let svc: RunningService
@@ -99,6 +104,33 @@ describe('discovery on the devnet', () => {
     expect(health.devnet).toBe(
       'The payment networks are simulated on a local devnet, for trying the service: its USDC has no value, no real money moves.',
     )
+  })
+
+  it('runs the /llms.txt @x402/fetch snippets as written, on Base and on Solana', async () => {
+    const snippets = llmsSnippets(await (await fetch(`${svc.baseUrl}/llms.txt`)).text())
+    expect(snippets).toHaveLength(2)
+    const env = {
+      PATH: process.env.PATH ?? '',
+      PAYER_PRIVATE_KEY: stack.evm.payers[1]?.privateKey as string,
+      PAYER_SOLANA_SECRET_KEY: getBase58Decoder().decode(
+        stack.solana.payers[1]?.secretKey as Uint8Array,
+      ),
+      SOLANA_RPC_URL: stack.solana.rpcUrl,
+    }
+    const before = { evm: await payToBalance('evm'), solana: await payToBalance('solana') }
+    for (const snippet of snippets) {
+      // As `node pay.mjs` would run it, from the project root (its node_modules).
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--input-type=module', '-e', snippet],
+        { cwd: ROOT, env, timeout: 60_000 },
+      )
+      const [status, body] = [stdout.slice(0, 4), stdout.slice(4)]
+      expect(status).toBe('200 ')
+      expect(JSON.parse(body)).toMatchObject({ ok: true, result: { algorithm: 'SHA-256' } })
+    }
+    expect(await payToBalance('evm')).toBe(before.evm + 1000n)
+    expect(await payToBalance('solana')).toBe(before.solana + 1000n)
   })
 
   it('every /llms.txt example succeeds when paid, alternating Base and Solana', async () => {

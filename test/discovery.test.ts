@@ -183,6 +183,10 @@ describe('/.well-known/x402', () => {
     const doc = await json('/.well-known/x402', hono)
     expect(wellKnownSchema.strict().parse(doc)).toEqual(doc)
     expect(doc.version).toBe(1)
+    // The format's version, said to be no x402 v1: payments are x402 v2.
+    expect(doc.instructions).toMatch(
+      /^This document's "version" 1 is its own format's; payments use x402 v2\. /,
+    )
     expect(doc.ownershipProofs).toBeUndefined()
     expect(doc.resources).toEqual(catalog.map((tool) => `${BASE}${tool.path}`))
     expect(doc.instructions).toContain('PAYMENT-SIGNATURE')

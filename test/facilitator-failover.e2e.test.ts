@@ -22,7 +22,10 @@ let svc: RunningService
 beforeAll(async () => {
   stack = await startDevStack({ payers: 3, facilitators: [{}, {}] })
   ;[a, b] = stack.facilitators as [DevFacilitator, DevFacilitator]
-  svc = await startService(stack, { FACILITATOR_TIMEOUT_MS: String(TIMEOUT_MS) })
+  svc = await startService(stack, {
+    FACILITATOR_TIMEOUT_MS: String(TIMEOUT_MS),
+    FACILITATOR_SETTLE_TIMEOUT_MS: String(TIMEOUT_MS),
+  })
 })
 afterAll(async () => {
   await svc?.stop()

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-// The folders import only downward (README "How it is built", DESIGN.md): the leaves import
+// The folders import only downward (docs/architecture.md, DESIGN.md): the leaves import
 // nothing of ours but the logger (the runner also the JSON bounds of src/json-bounds.ts, which
 // import nothing), descriptions/ publishes what is below it, http/ and mcp/ are
 // sibling adapters that never import each other, and src/service.ts composes them. A test file

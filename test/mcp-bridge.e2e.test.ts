@@ -240,6 +240,41 @@ describe('the installed bridge over stdio', () => {
     expect(spend.structuredContent).toMatchObject({ session: { total: '0.001', calls: 1 } })
   })
 
+  it('resends the same payment when the facilitator loses the settle answer, and charges one price', async () => {
+    const facilitator = stack.facilitators[0] as (typeof stack.facilitators)[number]
+    const from = facilitator.received.length
+    const payToBefore = await payToBalance(stack, 'evm')
+    const payerBefore = await stack.evm.usdcBalance(evmPayer(0))
+    const lines = base.stderr.length
+    facilitator.faults.loseNextSettleAnswers = 1
+    let result: CallToolResult
+    try {
+      result = await call(base, 'payload_hash', { input: 'lost settle answer' })
+    } finally {
+      facilitator.faults.loseNextSettleAnswers = 0
+    }
+    const printed = base.stderr.slice(lines)
+    // Signed once; the service's settlement_unknown (Retry-After 5 s) made it resend that payment.
+    expect(printed.filter((l) => l.includes('signed payment for'))).toHaveLength(1)
+    const resends = printed.filter((l) => l.includes('resending the same payment'))
+    expect(resends[0]).toBe(
+      'payload-tools-mcp: paid call of payload_hash: settlement_unknown; resending the same ' +
+        'payment in 5 s (retry 1 of 3)',
+    )
+    expect(resends.length).toBeLessThanOrEqual(3)
+    const settles = facilitator.received.slice(from).filter((r) => r.op === 'settle')
+    expect(settles[0]).toMatchObject({ answer: 'lost', status: 200 })
+    expect(settles.length).toBeGreaterThanOrEqual(2)
+    expect(settles.length).toBeLessThanOrEqual(1 + resends.length)
+    expect(new Set(settles.map((r) => r.payloadSha256)).size).toBe(1)
+    // One price moved, once, and it counts against the caps whatever the final answer.
+    expect((await payToBalance(stack, 'evm')) - payToBefore).toBe(1000n)
+    expect(payerBefore - (await stack.evm.usdcBalance(evmPayer(0)))).toBe(1000n)
+    const spend = await call(base, 'payload_tools_spend', {})
+    expect(spend.structuredContent).toMatchObject({ session: { total: '0.002', calls: 2 } })
+    if (result.isError) expect(JSON.stringify(result.content)).toContain('may have moved')
+  }, 90_000)
+
   it('keeps stdout to JSON-RPC only', () => {
     expect(base.transportErrors).toEqual([])
     expect(solana.transportErrors).toEqual([])

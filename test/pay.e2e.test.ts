@@ -127,6 +127,40 @@ describe('npm run pay', () => {
     expect((await payToBalance(stack, 'solana')) - before).toBe(3000n)
   })
 
+  it('resends the same payment when the facilitator loses the settle answer (settlement_unknown)', async () => {
+    const facilitator = stack.facilitators[0] as (typeof stack.facilitators)[number]
+    const payer = stack.evm.payers[1]?.address as `0x${string}`
+    const [payerBefore, payToBefore] = [
+      await stack.evm.usdcBalance(payer),
+      await payToBalance(stack, 'evm'),
+    ]
+    const from = facilitator.received.length
+    facilitator.faults.loseNextSettleAnswers = 1
+    let result: PayRun
+    try {
+      result = await pay(['hash', '{"input":"lost settle answer"}'], evmKey(1))
+    } finally {
+      facilitator.faults.loseNextSettleAnswers = 0
+    }
+    // The service's Retry-After (5 s) waited out, then the same PAYMENT-SIGNATURE sent again.
+    expect(result.stderr).toMatch(
+      /^pay: HTTP 503 settlement_unknown: the tool ran and the payment may have moved; resending the same payment \(no new signature\) in 5 s, retry 1 of 3\n/,
+    )
+    const resends = result.stderr.match(/resending the same payment/g) ?? []
+    expect(resends.length).toBeLessThanOrEqual(3)
+    const settles = facilitator.received.slice(from).filter((r) => r.op === 'settle')
+    expect(settles[0]).toMatchObject({ answer: 'lost', status: 200 })
+    expect(settles.length).toBeGreaterThanOrEqual(2)
+    expect(settles.length).toBeLessThanOrEqual(1 + resends.length)
+    expect(new Set(settles.map((r) => r.payloadSha256)).size).toBe(1)
+    expect(payerBefore - (await stack.evm.usdcBalance(payer))).toBe(1000n)
+    expect((await payToBalance(stack, 'evm')) - payToBefore).toBe(1000n)
+    // stdout stays the service's JSON alone; a failure says the payment may have moved.
+    const answer = JSON.parse(result.stdout) as { ok: boolean }
+    expect(result.code).toBe(answer.ok ? 0 : 1)
+    if (!answer.ok) expect(result.stderr).toContain('the payment may have moved')
+  }, 90_000)
+
   it('stops at the free input check of an invalid body: nothing signed, nothing paid', async () => {
     const payer = stack.evm.payers[1]?.address as `0x${string}`
     const [payerBefore, payToBefore] = [
@@ -145,6 +179,10 @@ describe('npm run pay', () => {
       code: 'payment_required',
       input_check: { valid: false, errors: [{ path: '/input', message: expect.any(String) }] },
     })
+    expect(envelope.error).toBe(
+      'Invalid body, fix it before paying: /input Invalid input: expected string, received number. /hash costs 0.001 USDC',
+    )
+    expect(Object.keys(envelope).slice(0, 2)).toEqual(['ok', 'error'])
     expect(result.stderr).toBe(
       "pay: the service's free input check refused the body, so nothing was signed or paid:\n" +
         `  /input: ${envelope.input_check.errors[0].message}\n`,
@@ -152,6 +190,35 @@ describe('npm run pay', () => {
     expect(dev.events).toEqual([])
     expect(await stack.evm.usdcBalance(payer)).toBe(payerBefore)
     expect(await payToBalance(stack, 'evm')).toBe(payToBefore)
+  })
+
+  it('says a missing field is required, and gives the price in USDC', async () => {
+    seen.length = 0
+    const result = await pay(['hmac', '{"input":"x"}'], { ...evmKey(1), SERVICE_URL: proxyUrl })
+    expect(result.code).toBe(1)
+    expect(seen).toEqual([{ path: '/hmac', signed: false }])
+    expect(JSON.parse(result.stdout).error).toBe(
+      'Invalid body, fix it before paying: /secret Required (expected string). /hmac costs 0.001 USDC',
+    )
+    expect(result.stderr).toContain('  /secret: Required (expected string)\n')
+  })
+
+  it('says that nothing was charged when the tool refuses a paid call', async () => {
+    const before = await payToBalance(stack, 'evm')
+    const result = await pay(['base64', '{"mode":"decode","input":"*"}'], evmKey(1))
+    expect(result.code).toBe(1)
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, code: 'invalid_base64' })
+    expect(result.stderr).toMatch(
+      /^HTTP 400 in \d+ ms \(402 -> sign -> paid request\)\npay: the tool refused the input \(invalid_base64\); the payment was not settled: nothing was charged\n$/,
+    )
+    expect(await payToBalance(stack, 'evm')).toBe(before)
+  })
+
+  it('prints help for a tool without a key, a service or a request', async () => {
+    const result = await pay(['hmac', '--help'], {})
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('secret (string; required)')
+    expect(result.stderr).toBe('')
   })
 
   it('refuses a body that is not JSON the same way', async () => {

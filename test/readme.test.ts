@@ -13,6 +13,23 @@ const rows = new Map(
 )
 
 describe('README', () => {
+  it('puts the happy path first: set up, a first paid call, MCP, then where to go next', () => {
+    const lines = readme.split('\n')
+    const headings = lines.flatMap((line, i) => (line.startsWith('## ') ? [[line, i + 1]] : []))
+    expect(headings.map(([h]) => h)).toEqual([
+      '## Set up',
+      '## Your first paid call',
+      '## Use from an MCP client',
+      '## Where to go next',
+      '## Configuration',
+    ])
+    // The links of "Where to go next" end within the first 90 lines; the rest is reference.
+    expect(headings[4]?.[1]).toBeLessThanOrEqual(90)
+    for (const [, target] of readme.matchAll(/\]\((docs\/[\w-]+\.md)[#)]/g)) {
+      expect(() => readFileSync(new URL(`../${target}`, import.meta.url)), target).not.toThrow()
+    }
+  })
+
   it('shows both set-up commands', () => {
     expect(readme).toContain('npm install && npm run dev')
     expect(readme).toContain('npm install && npm test')

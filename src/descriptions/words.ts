@@ -1,18 +1,6 @@
 // How the published documents say amounts and networks.
 
-/**
- * Formats atomic USDC units (6 decimals) as a decimal string.
- *
- * @example
- * usdcDecimal('1000') // '0.001'
- * usdcDecimal('3000000') // '3'
- */
-export function usdcDecimal(atomic: string | bigint): string {
-  const v = BigInt(atomic)
-  const whole = v / 1_000_000n
-  const frac = (v % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '')
-  return frac ? `${whole}.${frac}` : `${whole}`
-}
+export { usdcDecimal } from '../tools/price.js'
 
 /** What every surface says of a local devnet (X402_DEVNET). */
 export const DEVNET_WORDS =

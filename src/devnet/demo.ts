@@ -24,7 +24,7 @@ import { createService } from '../service.js'
 import { createTelemetry } from '../telemetry/index.js'
 import { catalog } from '../tools/catalog.js'
 import { paidFetch } from './payer.js'
-import { startDevStack } from './stack.js'
+import { litesvmUnavailable } from './solana/native.js'
 
 const out = (line = '') => process.stdout.write(`${line}\n`)
 
@@ -38,6 +38,14 @@ async function main(): Promise<void> {
   // The demo's own table stays readable (warnings only) unless LOG_LEVEL says otherwise.
   logger.level = process.env.LOG_LEVEL || 'warn'
   const { values } = parseArgs({ options: { testnet: { type: 'boolean', default: false } } })
+  // litesvm loads its native binary when imported: the stack is imported once it is known to load,
+  // so that a missing binary gets a message of its own, not litesvm's advice about an npm bug.
+  const missing = await litesvmUnavailable()
+  if (missing) {
+    process.stderr.write(`${missing}\n`)
+    process.exit(1)
+  }
+  const { startDevStack } = await import('./stack.js')
   const started = performance.now()
   const stack = await startDevStack({ stage: values.testnet ? 'testnet' : 'mainnet' })
   const config = loadConfig({ ...process.env, ...stack.serviceEnv })

@@ -1,9 +1,9 @@
 import type { Network } from '@x402/core/types'
-import type { Address, Hex } from 'viem'
+import { type Address, createTestClient, type Hash, type Hex, http } from 'viem'
 import { type DevAccount, devAccount, startAnvil } from './anvil.js'
 import { installMulticall3 } from './multicall3.js'
 import { devStage, type Stage } from './stage.js'
-import { installUsdc, mintUsdc, usdcBalance } from './usdc.js'
+import { cancelUsdcAuthorization, installUsdc, mintUsdc, usdcBalance } from './usdc.js'
 
 /**
  * A local chain that answers as Base mainnet (or Base Sepolia on the testnet stage), with USDC
@@ -34,6 +34,16 @@ export interface EvmDevnet {
   usdcBalance(address: Address): Promise<bigint>
   /** Mints `amount` atomic units of USDC to `address`. */
   mint(address: Address, amount: bigint): Promise<void>
+  /**
+   * Cancels `payer`'s unused EIP-3009 authorization `nonce` on the devnet USDC, signed and sent by
+   * the payer (`AuthorizationCanceled`); resolves with the transaction hash, rejects if it reverts.
+   */
+  cancelAuthorization(payer: DevAccount, nonce: Hex): Promise<Hash>
+  /**
+   * Moves the chain's clock `seconds` forward and mines a block with that timestamp (anvil
+   * `evm_increaseTime`, `evm_mine`): authorizations whose `validBefore` it passes expire.
+   */
+  increaseTime(seconds: number): Promise<void>
   /** Stops the chain; all state is lost. */
   stop(): Promise<void>
 }
@@ -93,6 +103,13 @@ export async function startEvmDevnet(options: StartEvmDevnetOptions = {}): Promi
     payers,
     usdcBalance: (address) => usdcBalance(rpcUrl, address, stage),
     mint: (address, amount) => mintUsdc(rpcUrl, address, amount, stage),
+    cancelAuthorization: (payer, nonce) =>
+      cancelUsdcAuthorization(rpcUrl, payer.privateKey, nonce, stage),
+    async increaseTime(seconds) {
+      const node = createTestClient({ mode: 'anvil', transport: http(rpcUrl) })
+      await node.increaseTime({ seconds })
+      await node.mine({ blocks: 1 })
+    },
     stop: anvil.stop,
   }
 }

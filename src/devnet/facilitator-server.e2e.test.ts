@@ -3,7 +3,11 @@ import { x402Facilitator } from '@x402/core/facilitator'
 import { HTTPFacilitatorClient } from '@x402/core/http'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { describe, expect, it } from 'vitest'
-import { createFacilitatorApp, startFacilitatorServer } from './facilitator-server.js'
+import {
+  createFacilitatorApp,
+  type FacilitatorReceived,
+  startFacilitatorServer,
+} from './facilitator-server.js'
 
 // A facilitator with no scheme registered: every verify/settle throws inside the SDK, which is
 // what the 500 path needs; the 200 paths run against a real chain in evm.e2e.test.ts.
@@ -127,5 +131,68 @@ describe('startFacilitatorServer', () => {
       )
     })
     expect(refused).toBe('ECONNREFUSED')
+  })
+})
+
+describe('faults that change a settle answer after it ran', () => {
+  const body = JSON.stringify({
+    x402Version: 2,
+    paymentPayload: payload,
+    paymentRequirements: requirements,
+  })
+
+  it('loseNextSettleAnswers: the socket is destroyed unanswered, once, and recorded', async () => {
+    const faults = { loseNextSettleAnswers: 1 }
+    const received: FacilitatorReceived[] = []
+    const server = await startFacilitatorServer(facilitator, { faults, received })
+    try {
+      const client = new HTTPFacilitatorClient({ url: server.url })
+      const lost = await client.settle(payload, requirements).catch((e: unknown) => e as Error)
+      expect(lost).toBeInstanceOf(Error)
+      expect((lost as Error & { cause?: { code?: string } }).cause?.code).toBe('UND_ERR_SOCKET')
+      expect(faults.loseNextSettleAnswers).toBe(0)
+      // The next settle is answered again (here the SDK's 500: no scheme is registered).
+      await expect(client.settle(payload, requirements)).rejects.toThrow(/\(500\)/)
+      expect(received.map((r) => [r.op, r.status, r.answer])).toEqual([
+        ['settle', 500, 'lost'],
+        ['settle', 500, undefined],
+      ])
+      // The same signed payload, known by its digest only.
+      expect(received[0]?.payloadSha256).toMatch(/^[0-9a-f]{64}$/)
+      expect(received[1]?.payloadSha256).toBe(received[0]?.payloadSha256)
+      expect(JSON.stringify(received)).not.toContain('"signature"')
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('loseNextSettleAnswers without a socket (app.request): an empty 502', async () => {
+    const faults = { loseNextSettleAnswers: 1 }
+    const res = await createFacilitatorApp(facilitator, { faults }).request('/settle', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    })
+    expect(res.status).toBe(502)
+    expect(await res.text()).toBe('')
+    expect(faults.loseNextSettleAnswers).toBe(0)
+  })
+
+  it('failNextSettleAnswers: a 500 after the settle ran, and never for a verify', async () => {
+    const faults = { failNextSettleAnswers: 1 }
+    const received: FacilitatorReceived[] = []
+    const app = createFacilitatorApp(facilitator, { faults, received })
+    const post = (path: string) =>
+      app.request(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    expect((await post('/verify')).status).toBe(500)
+    expect(faults.failNextSettleAnswers).toBe(1)
+    const failed = await post('/settle')
+    expect(failed.status).toBe(500)
+    expect(await failed.json()).toEqual({ error: 'fault injected: settle failed after broadcast' })
+    expect(faults.failNextSettleAnswers).toBe(0)
+    expect(received.map((r) => [r.op, r.answer])).toEqual([
+      ['verify', undefined],
+      ['settle', 'failed'],
+    ])
   })
 })

@@ -1,9 +1,11 @@
-import { createServer } from 'node:http'
+import { createHash } from 'node:crypto'
+import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import type { x402Facilitator } from '@x402/core/facilitator'
 import { isPaymentPayload, isPaymentRequirements } from '@x402/core/schemas'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import canonicalize from 'canonicalize'
 import { type Context, Hono } from 'hono'
 import { logger } from '../logger.js'
 import { type DevFacilitatorAuth, refusal } from './facilitator-auth.js'
@@ -26,7 +28,7 @@ export interface FacilitatorAppOptions {
   basePath?: string
   /** Faults a test switches on and off while the server runs. */
   faults?: FacilitatorFaults
-  /** Every verify and settle answered, appended when its answer is sent. */
+  /** Every verify and settle that ran, appended when it ran (before its answer, sent or lost). */
   received?: FacilitatorReceived[]
 }
 
@@ -59,6 +61,19 @@ export interface FacilitatorFaults {
    */
   settleFailures?: number
   /**
+   * Settles whose answer is lost, counted down by each one: the facilitator settles for real (the
+   * payment lands on chain, whichever rail), then destroys the connection without a byte of its
+   * answer, so its client sees a reset socket. The "outcome unknown" case whose payment moved.
+   * Served by {@link startFacilitatorServer}; under `app.request()` (no socket) the answer is an
+   * empty 502 instead.
+   */
+  loseNextSettleAnswers?: number
+  /**
+   * Settles answered with a 500 after settling for real, counted down by each one (a facilitator
+   * that crashed after broadcasting): the payment moved, the client hears a failure.
+   */
+  failNextSettleAnswers?: number
+  /**
    * Run once, and awaited, when the next settle arrives, before it settles (then cleared): a test
    * changes the chain between verify and settle, e.g. empties the payer's wallet so that the
    * settlement fails.
@@ -69,8 +84,20 @@ export interface FacilitatorFaults {
 /** One verify or settle a facilitator answered: what tests may check it received. */
 export interface FacilitatorReceived {
   op: 'verify' | 'settle'
+  /** The status computed (200 for a settle whose answer was then lost or failed by a fault). */
   status: number
   network: string
+  /**
+   * What became of the answer when a fault changed it after the request ran: `lost` (the socket
+   * was destroyed, {@link FacilitatorFaults.loseNextSettleAnswers}) or `failed` (a 500 was sent,
+   * {@link FacilitatorFaults.failNextSettleAnswers}); absent when the answer was sent as computed.
+   */
+  answer?: 'lost' | 'failed'
+  /**
+   * SHA-256 (hex) of the signed `payload`'s canonical JSON: tells whether two requests carried the
+   * same signed payment without recording it.
+   */
+  payloadSha256: string
   /**
    * The PaymentPayload without its signed `payload`: `resource`, `accepted` and `extensions`
    * (the echoed bazaar info a facilitator catalogues, the payment-identifier).
@@ -169,8 +196,12 @@ export function createFacilitatorApp(
       logger.info({ op: 'settle', status: 500 }, 'facilitator failed on purpose (fault)')
       return c.json({ error: 'fault injected: settle failed before broadcast' }, 500)
     }
-    return handle(c, 'settle', received, (req) =>
-      facilitator.settle(req.paymentPayload, req.paymentRequirements),
+    return handle(
+      c,
+      'settle',
+      received,
+      (req) => facilitator.settle(req.paymentPayload, req.paymentRequirements),
+      faults,
     )
   })
 
@@ -223,6 +254,7 @@ async function handle(
   op: 'verify' | 'settle',
   received: FacilitatorReceived[] | undefined,
   run: (req: FacilitatorRequest) => Promise<object>,
+  faults?: FacilitatorFaults,
 ): Promise<Response> {
   const started = performance.now()
   const req = parseRequest(await c.req.json().catch(() => undefined))
@@ -231,25 +263,62 @@ async function handle(
     return c.json({ error: req }, 400)
   }
   const { scheme, network } = req.paymentRequirements
+  let status: 200 | 500
+  let body: object
   try {
-    const result = await run(req)
+    body = await run(req)
+    status = 200
     const ms = Math.round(performance.now() - started)
-    logger.info({ op, status: 200, scheme, network, ms }, 'facilitator answered')
-    received?.push({ op, status: 200, network, ...recorded(req) })
-    return c.json(result)
+    logger.info({ op, status, scheme, network, ms }, 'facilitator answered')
   } catch (err) {
-    const error = err instanceof Error ? err.message : String(err)
     const name = err instanceof Error ? err.name : typeof err
-    logger.warn({ op, status: 500, scheme, network, err: name }, 'facilitator threw')
-    received?.push({ op, status: 500, network, ...recorded(req) })
-    return c.json({ error }, 500)
+    status = 500
+    body = { error: err instanceof Error ? err.message : String(err) }
+    logger.warn({ op, status, scheme, network, err: name }, 'facilitator threw')
   }
+  // The request ran (the payment may have landed); a fault may now change the answer.
+  const answer = afterRun(faults)
+  received?.push({ op, status, network, ...(answer ? { answer } : {}), ...recorded(req) })
+  if (answer === 'lost') {
+    logger.info({ op, network }, 'facilitator dropped its answer on purpose (fault)')
+    const socket = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket
+    if (!socket) return c.body(null, 502)
+    socket.destroy()
+    // Never written: the socket is gone.
+    return c.body(null, 502)
+  }
+  if (answer === 'failed') {
+    logger.info({ op, network, status: 500 }, 'facilitator failed after settling (fault)')
+    return c.json({ error: 'fault injected: settle failed after broadcast' }, 500)
+  }
+  return c.json(body, status)
 }
 
-/** What a test may see of a request: everything but the signed payload. */
-function recorded(req: FacilitatorRequest): Pick<FacilitatorReceived, 'payment' | 'requirements'> {
-  const { payload: _signed, ...payment } = req.paymentPayload
-  return { payment, requirements: req.paymentRequirements }
+/** Takes one of the faults that change a settle's answer after it ran, if any is set. */
+function afterRun(faults: FacilitatorFaults | undefined): FacilitatorReceived['answer'] {
+  if (faults?.loseNextSettleAnswers) {
+    faults.loseNextSettleAnswers--
+    return 'lost'
+  }
+  if (faults?.failNextSettleAnswers) {
+    faults.failNextSettleAnswers--
+    return 'failed'
+  }
+  return undefined
+}
+
+/**
+ * What a test may see of a request: everything but the signed payload, which is only known by
+ * its digest.
+ */
+function recorded(
+  req: FacilitatorRequest,
+): Pick<FacilitatorReceived, 'payment' | 'requirements' | 'payloadSha256'> {
+  const { payload: signed, ...payment } = req.paymentPayload
+  const payloadSha256 = createHash('sha256')
+    .update(canonicalize(signed) ?? '')
+    .digest('hex')
+  return { payment, requirements: req.paymentRequirements, payloadSha256 }
 }
 
 /** The request body per spec §7.1, or a reason it is malformed. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { getBase58Encoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
@@ -7,6 +8,9 @@ import { wrapFetchWithPayment } from '@x402/fetch'
 import canonicalize from 'canonicalize'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import type { Hex } from 'viem'
+import { toolExample } from '../descriptions/examples.js'
+import { toolInputSchema } from '../descriptions/json-schema.js'
+import { toolPrice } from '../descriptions/service-info.js'
 import { catalog } from '../tools/catalog.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { type PayerKeys, payerClient } from './payer.js'
@@ -22,10 +26,109 @@ export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8402'
 
 /** The usage of `npm run pay`, with the tools of the catalogue. */
 export const PAY_USAGE = `usage: npm run pay -- [--rail evm|solana] [--url SERVICE_URL] <tool> '<json body>'
+       npm run pay -- <tool> --help   (the tool's fields, price and an example)
   tools: ${catalog.map((t) => t.id).join(' ')}
   environment: PAYER_PRIVATE_KEY (evm), PAYER_SOLANA_SECRET_KEY and SOLANA_RPC_URL (solana),
     SERVICE_URL (default ${DEFAULT_SERVICE_URL}), SOLANA_NETWORK (default: mainnet or devnet, whichever the 402 offers)
   stdout: the service's JSON answer only; status lines go to stderr`
+
+/**
+ * How `npm run pay` resends the same payment when the service answers `503 settlement_unknown`
+ * (or `409 payment_in_progress`): the tool ran and the payment may have moved, and the retry of
+ * the very same PAYMENT-SIGNATURE is how to get the result (a new payment would charge again).
+ */
+export interface SettlementRetry {
+  /** Resends of the same payment before giving up (default 3). */
+  attempts: number
+  /** Seconds to wait when the answer has no readable `Retry-After` (default 5). */
+  defaultWaitSeconds: number
+  /** The longest wait, whatever `Retry-After` says (default 30). */
+  maxWaitSeconds: number
+  /** Waits `ms` milliseconds (tests record the waits instead). */
+  sleep: (ms: number) => Promise<unknown>
+}
+
+export const SETTLEMENT_RETRY: SettlementRetry = {
+  attempts: 3,
+  defaultWaitSeconds: 5,
+  maxWaitSeconds: 30,
+  sleep: (ms) => sleep(ms),
+}
+
+/** The codes whose answer says: send the same payment again after `Retry-After`. */
+const RETRY_SAME_PAYMENT = new Set(['settlement_unknown', 'payment_in_progress'])
+
+/**
+ * Reads a `Retry-After` header (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
+ *
+ * @returns whole seconds (0 for a past date), or undefined when absent or malformed
+ */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  const text = value?.trim()
+  if (!text) return undefined
+  if (/^\d+$/.test(text)) return Number(text)
+  if (!/^[A-Za-z]{3}, /.test(text)) return undefined
+  const at = Date.parse(text)
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000))
+}
+
+/** The `code` of a JSON error envelope, if the answer is one. */
+async function codeOf(res: Response): Promise<string | undefined> {
+  const body = (await res
+    .clone()
+    .json()
+    .catch(() => undefined)) as { code?: unknown } | undefined
+  return typeof body?.code === 'string' ? body.code : undefined
+}
+
+/** A JSON Schema of one field, as far as the help reads it. */
+interface FieldSchema {
+  type?: string | string[]
+  enum?: unknown[]
+  default?: unknown
+  description?: string
+}
+
+/** A field's type in words: `string`, `one of "SHA-256", "SHA-384"`, `any JSON value`. */
+function fieldType(schema: FieldSchema & { items?: FieldSchema }): string {
+  if (schema.type === 'array' && schema.items?.type) return `array of ${schema.items.type}s`
+  if (schema.enum) return `one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`
+  if (Array.isArray(schema.type)) return schema.type.join(' or ')
+  return schema.type ?? 'any JSON value'
+}
+
+/**
+ * The help of one tool, generated from its catalogue entry (the JSON Schema every surface
+ * publishes, its price, limits and first example): `npm run pay -- <tool> --help`.
+ *
+ * @example toolHelp(hashTool).split('\n')[0] // 'hash: Hash. SHA-2 digest of UTF-8 text. …'
+ */
+export function toolHelp(tool: ToolDefinition): string {
+  const schema = toolInputSchema(tool) as {
+    properties?: Record<string, FieldSchema>
+    required?: string[]
+  }
+  const required = new Set(schema.required ?? [])
+  const fields = Object.entries(schema.properties ?? {}).map(([name, field]) => {
+    const presence = required.has(name)
+      ? 'required'
+      : field.default !== undefined
+        ? `optional, default ${JSON.stringify(field.default)}`
+        : 'optional'
+    return `  ${name} (${fieldType(field)}; ${presence})${field.description ? `: ${field.description}` : ''}`
+  })
+  const price = toolPrice(tool)
+  const body = JSON.stringify(toolExample(tool).body).replaceAll("'", "'\\''")
+  return [
+    `${tool.id}: ${tool.title}. ${tool.description}`,
+    `price: ${price.usdc} USDC per call (POST ${tool.path}; MCP tool ${tool.mcpName})`,
+    'fields of the JSON body (no others are accepted):',
+    ...fields,
+    ...(tool.limits.length ? ['limits:', ...tool.limits.map((l) => `  ${l}`)] : []),
+    'example:',
+    `  npm run pay -- ${tool.id} '${body}'`,
+  ].join('\n')
+}
 
 /** A command line `npm run pay` cannot run; the message ends without a newline. */
 class UsageError extends Error {}
@@ -79,6 +182,12 @@ function readKeys(rail: 'evm' | 'solana', env: NodeJS.ProcessEnv): PayerKeys {
  * command stops there (exit 1, the 402's envelope on stdout, the issues on stderr) and nothing is
  * signed: the service would refuse the paid request anyway.
  *
+ * When the paid request answers `503 settlement_unknown` (the tool ran, the settlement's outcome
+ * is unknown) or `409 payment_in_progress`, the command resends the very same request, same
+ * PAYMENT-SIGNATURE, never a new signature, after `Retry-After` (bounded; see
+ * {@link SettlementRetry}), up to `retry.attempts` times, and then gives up saying that the payment
+ * may have moved and that only the same payment may safely be retried.
+ *
  * @example
  * await runPay(['hash', '{"input":"abc"}'], process.env, { stdout: …, stderr: … }) // 0
  * @param fetchImpl - the HTTP client under the x402 one (tests count its requests)
@@ -90,9 +199,10 @@ export async function runPay(
   env: NodeJS.ProcessEnv,
   out: PayOutput,
   fetchImpl: typeof fetch = fetch,
+  retry: Partial<SettlementRetry> = {},
 ): Promise<number> {
   try {
-    return await pay(argv, env, out, fetchImpl)
+    return await pay(argv, env, out, fetchImpl, { ...SETTLEMENT_RETRY, ...retry })
   } catch (error) {
     if (error instanceof UsageError) {
       out.stderr(`pay: ${error.message}\n${PAY_USAGE}\n`)
@@ -107,31 +217,46 @@ async function pay(
   env: NodeJS.ProcessEnv,
   out: PayOutput,
   fetchImpl: typeof fetch,
+  retry: SettlementRetry,
 ): Promise<number> {
   let parsed: ReturnType<typeof parseCommandLine>
   try {
     parsed = parseCommandLine(argv)
   } catch (error) {
-    // node:util parseArgs: an unknown option, or one without its value.
-    throw error instanceof UsageError ? error : new UsageError((error as Error).message)
+    // node:util parseArgs: an unknown option, or one without its value. Its advice to pass a
+    // positional after '--' does not fit behind npm's own '--' (and its quote is unbalanced).
+    if (error instanceof UsageError) throw error
+    throw new UsageError((error as Error).message.replace(/\. To specify a positional .*$/s, ''))
   }
   const { rail, url, toolName, body } = parsed
+  if (toolName === undefined) {
+    // Only `--help` alone gets here: without it, parseCommandLine asks for the tool.
+    out.stdout(`${PAY_USAGE}\n`)
+    return 0
+  }
   const tool = findTool(toolName)
   if (!tool) {
     throw new UsageError(
       `unknown tool ${JSON.stringify(toolName)}; the tools are ${catalog.map((t) => t.id).join(', ')}`,
     )
   }
+  if (parsed.help) {
+    out.stdout(`${toolHelp(tool)}\n`)
+    return 0
+  }
   const keys = readKeys(rail, env)
   const base = (url ?? env.SERVICE_URL ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '')
 
   let paid = false
+  // The paid request as the official client sent it, to resend it unchanged (same signature).
+  let signedRequest: Request | undefined
   // Under the official client: stop at a 402 whose free input check failed (before the client
   // signs), and note whether a paid request went out, for the status line.
   const checked: typeof fetch = async (input, init) => {
     const request =
       input instanceof Request && init === undefined ? input : new Request(input, init)
     const signed = request.headers.has('PAYMENT-SIGNATURE')
+    if (signed) signedRequest = request.clone()
     const res = await fetchImpl(request)
     paid ||= signed
     if (res.status === 402 && !signed) {
@@ -163,10 +288,41 @@ async function pay(
     )
     return 1
   }
+  let retries = 0
+  while (signedRequest && retries < retry.attempts && res.status >= 400) {
+    const code = await codeOf(res)
+    if (code === undefined || !RETRY_SAME_PAYMENT.has(code)) break
+    const advised = parseRetryAfter(res.headers.get('Retry-After'))
+    const wait = Math.min(advised ?? retry.defaultWaitSeconds, retry.maxWaitSeconds)
+    retries++
+    out.stderr(
+      `pay: HTTP ${res.status} ${code}: the tool ran and the payment may have moved; resending ` +
+        `the same payment (no new signature) in ${wait} s, retry ${retries} of ${retry.attempts}\n`,
+    )
+    await res.body?.cancel().catch(() => undefined)
+    await retry.sleep(wait * 1000)
+    res = await fetchImpl(signedRequest.clone())
+  }
   const ms = Math.round(performance.now() - started)
-  out.stderr(
-    `HTTP ${res.status} in ${ms} ms (${paid ? '402 -> sign -> paid request' : 'no payment made'})\n`,
-  )
+  const flow = paid
+    ? `402 -> sign -> paid request${retries ? ` -> ${retries} resend${retries > 1 ? 's' : ''} of the same payment` : ''}`
+    : 'no payment made'
+  out.stderr(`HTTP ${res.status} in ${ms} ms (${flow})\n`)
+  const unresolved = await codeOf(res)
+  if (paid && unresolved !== undefined && RETRY_SAME_PAYMENT.has(unresolved)) {
+    out.stderr(
+      `pay: giving up after ${retries} resend${retries === 1 ? '' : 's'} of the same payment: its ` +
+        'settlement is still unknown, so the payment may have moved. Retrying the same payment ' +
+        'later is safe (the service never charges one payment twice), but running this command ' +
+        'again signs a NEW payment, which would be charged again: check the payer balance first.\n',
+    )
+  } else if (retries > 0 && !res.ok) {
+    out.stderr(
+      `pay: the service refused the resent payment (${unresolved ?? `HTTP ${res.status}`}) after ` +
+        'the outcome of its first settlement was unknown: the payment may have moved; check the ' +
+        'payer balance before running this command again.\n',
+    )
+  }
   const header = res.headers.get('PAYMENT-RESPONSE')
   const settled = header ? decodePaymentResponseHeader(header) : undefined
   if (settled) {
@@ -185,6 +341,14 @@ async function pay(
   }
   if (settled && res.ok) {
     out.stderr(`${await checkReceipt(base, tool, body, settled, json as { result?: unknown })}\n`)
+  }
+  if (paid && res.status === 400 && !settled?.success) {
+    // A tool's refusal of a paid call (docs/errors.md): the payment was verified, never settled.
+    const code = (json as { code?: unknown }).code
+    out.stderr(
+      `pay: the tool refused the input${typeof code === 'string' ? ` (${code})` : ''}; ` +
+        'the payment was not settled: nothing was charged\n',
+    )
   }
   out.stdout(`${JSON.stringify(json, null, 2)}\n`)
   return res.ok ? 0 : 1
@@ -230,14 +394,22 @@ function parseCommandLine(argv: readonly string[]) {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { rail: { type: 'string', default: 'evm' }, url: { type: 'string' } },
+    options: {
+      rail: { type: 'string', default: 'evm' },
+      url: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
   })
-  const [toolName, body = '{}', ...extra] = positionals
+  const [first, body = '{}', ...extra] = positionals
+  // `npm run pay -- help` and `npm run pay -- help hash` read as `--help`.
+  const help = values.help || first === 'help'
+  const toolName = first === 'help' && positionals.length <= 2 ? positionals[1] : first
+  if (help) return { help, rail: 'evm', url: values.url, toolName, body } as const
   if (!toolName) throw new UsageError('name the tool to call')
   if (extra.length) throw new UsageError(`unexpected arguments after the body: ${extra.join(' ')}`)
   const rail = values.rail
   if (rail !== 'evm' && rail !== 'solana') {
     throw new UsageError(`--rail must be evm or solana, not ${JSON.stringify(rail)}`)
   }
-  return { rail, url: values.url, toolName, body } as const
+  return { help, rail, url: values.url, toolName, body } as const
 }

@@ -27,7 +27,7 @@ export interface DevFacilitator {
   requests: Readonly<FacilitatorRequestCounts>
   /** Every verify and settle it answered, in order. */
   received: readonly FacilitatorReceived[]
-  /** Faults a test may switch on and off (delays). */
+  /** Faults a test may switch on and off (delays, failures, lost answers). */
   faults: FacilitatorFaults
   /** Its Solana fee payer (`extra.feePayer` of its `/supported`): each facilitator has its own. */
   feePayer: Address

@@ -17,6 +17,7 @@ import {
   parseAbi,
   parseEther,
 } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { devStage, type Stage } from './stage.js'
 
 /** Circle's USDC on Base mainnet; the devnet installs its token at the same address. */
@@ -130,6 +131,56 @@ export function mintUsdc(
     if (receipt.status !== 'success') throw new Error('USDC mint reverted')
   })
 }
+
+/**
+ * Cancels an unused EIP-3009 authorization of `payer`, as a payer would: signs the token's
+ * `CancelAuthorization(authorizer, nonce)` (EIP-712, the stage's USDC domain) and sends
+ * `cancelAuthorization(authorizer, nonce, signature)` from its own account (dev payers hold ETH).
+ * The token emits `AuthorizationCanceled(authorizer, nonce)`; the authorization can no longer be
+ * used.
+ *
+ * @param rpcUrl - anvil JSON-RPC endpoint where {@link installUsdc} ran
+ * @param payerPrivateKey - the authorizer's key
+ * @param nonce - the authorization's nonce (0x + 32 bytes)
+ * @param stage - the stage {@link installUsdc} ran with; default `mainnet`
+ * @returns the cancel transaction's hash
+ * @throws Error if it reverts (the authorization was already used or canceled)
+ */
+export async function cancelUsdcAuthorization(
+  rpcUrl: string,
+  payerPrivateKey: Hex,
+  nonce: Hex,
+  stage: Stage = 'mainnet',
+): Promise<Hash> {
+  const { reader, usdc, domain } = clients(rpcUrl, stage)
+  const { chain } = devStage(stage).evm
+  const account = privateKeyToAccount(payerPrivateKey)
+  const signature = await account.signTypedData({
+    domain: { ...domain, chainId: chain.id, verifyingContract: usdc },
+    types: {
+      CancelAuthorization: [
+        { name: 'authorizer', type: 'address' },
+        { name: 'nonce', type: 'bytes32' },
+      ],
+    },
+    primaryType: 'CancelAuthorization',
+    message: { authorizer: account.address, nonce },
+  })
+  const wallet = createWalletClient({ account, chain, transport: http(rpcUrl) })
+  const hash = await wallet.writeContract({
+    address: usdc,
+    abi: cancelAuthorizationAbi,
+    functionName: 'cancelAuthorization',
+    args: [account.address, nonce, signature],
+  })
+  const receipt = await reader.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new Error('USDC cancelAuthorization reverted')
+  return hash
+}
+
+const cancelAuthorizationAbi = parseAbi([
+  'function cancelAuthorization(address authorizer, bytes32 nonce, bytes signature)',
+])
 
 // anvil fills in the nonce of an unsigned eth_sendTransaction from the last mined state, so two
 // concurrent admin transactions get the same nonce; queue them per node.

@@ -1,7 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { HTTPFacilitatorClient } from '@x402/core/server'
-import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import {
+  FacilitatorTimeoutError,
+  type PaymentPayload,
+  type PaymentRequirements,
+} from '@x402/core/types'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Endpoint } from './auth.js'
 import { createHttpFacilitatorClient, FacilitatorHttpClient } from './client.js'
@@ -236,6 +240,38 @@ describe('FacilitatorHttpClient: verify and settle over node:http, answering as 
         timeoutMs: IDLE_CONNECTION_MS + 10_000,
       })
       expect(await client.verify(payment, requirements)).toEqual({ isValid: true, payer: '0x1' })
+    } finally {
+      slow.closeAllConnections()
+      await new Promise((resolve) => slow.close(resolve))
+    }
+  }, 30_000)
+
+  it('bounds a settle by its own timeout (FACILITATOR_SETTLE_TIMEOUT_MS), a verify by FACILITATOR_TIMEOUT_MS', async () => {
+    // Both answers come after 400 ms: a verify bounded by 100 ms times out, a settle by 3 s does not.
+    const slow = createServer((req, res) => {
+      req.resume()
+      const body = req.url?.endsWith('/settle')
+        ? '{"success":true,"transaction":"0xfeed","network":"eip155:8453"}'
+        : '{"isValid":true,"payer":"0x1"}'
+      req.on('end', () =>
+        setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(body), 400),
+      )
+    })
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve))
+    try {
+      const client = new FacilitatorHttpClient(
+        { url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`, timeoutMs: 100 },
+        3_000,
+      )
+      expect(client.settleTimeoutMs).toBe(3_000)
+      await expect(client.verify(payment, requirements)).rejects.toBeInstanceOf(
+        FacilitatorTimeoutError,
+      )
+      expect(await client.settle(payment, requirements)).toEqual({
+        success: true,
+        transaction: '0xfeed',
+        network: 'eip155:8453',
+      })
     } finally {
       slow.closeAllConnections()
       await new Promise((resolve) => slow.close(resolve))

@@ -49,6 +49,11 @@ function excerpt(text: string, limit = 200): string {
   return compact.length <= limit ? compact : `${compact.slice(0, limit - 3)}...`
 }
 
+type ClientConfig = ConstructorParameters<typeof HTTPFacilitatorClient>[0]
+
+/** A settle's bound when neither it nor the client's `timeoutMs` is given, in milliseconds. */
+const DEFAULT_SETTLE_TIMEOUT_MS = 20_000
+
 /**
  * The SDK's `HTTPFacilitatorClient`, with verify and settle sent over node:http(s) ({@link
  * postJson}) instead of `fetch`, and the payment serialised once instead of three times; the SDK's
@@ -70,6 +75,14 @@ function excerpt(text: string, limit = 200): string {
  * send the payment to another URL; both are failures of the facilitator (failures.ts).
  */
 export class FacilitatorHttpClient extends HTTPFacilitatorClient {
+  /** Bound of a settle request, in milliseconds: a settle waits for a block (default: `timeoutMs`). */
+  readonly settleTimeoutMs: number
+
+  constructor(config: ClientConfig, settleTimeoutMs?: number) {
+    super(config)
+    this.settleTimeoutMs = settleTimeoutMs ?? config?.timeoutMs ?? DEFAULT_SETTLE_TIMEOUT_MS
+  }
+
   override async verify(
     paymentPayload: PaymentPayload,
     paymentRequirements: PaymentRequirements,
@@ -103,7 +116,8 @@ export class FacilitatorHttpClient extends HTTPFacilitatorClient {
   ): Promise<FacilitatorAnswer> {
     const { headers } = await this.createAuthHeaders(operation)
     const body = requestBody(paymentPayload, paymentRequirements)
-    return postJson(new URL(`${this.url}/${operation}`), body, headers, this.timeoutMs, operation)
+    const timeoutMs = operation === 'settle' ? this.settleTimeoutMs : this.timeoutMs
+    return postJson(new URL(`${this.url}/${operation}`), body, headers, timeoutMs, operation)
   }
 }
 
@@ -217,11 +231,8 @@ function withExtensionResponses<T extends object>(result: T, answer: Facilitator
 class PerEndpointAuthClient extends FacilitatorHttpClient {
   readonly #headersFor: HeadersFor
 
-  constructor(
-    config: ConstructorParameters<typeof HTTPFacilitatorClient>[0],
-    headersFor: HeadersFor,
-  ) {
-    super(config)
+  constructor(config: ClientConfig, headersFor: HeadersFor, settleTimeoutMs?: number) {
+    super(config, settleTimeoutMs)
     this.#headersFor = headersFor
   }
 
@@ -235,8 +246,10 @@ class PerEndpointAuthClient extends FacilitatorHttpClient {
 export interface HttpFacilitatorClientOptions {
   /** Base URL (`/verify`, `/settle`, `/supported` are appended). */
   url: string
-  /** Bound of each request (FACILITATOR_TIMEOUT_MS), in milliseconds. */
+  /** Bound of each verify and `/supported` request (FACILITATOR_TIMEOUT_MS), in milliseconds. */
   timeoutMs: number
+  /** Bound of each settle request (FACILITATOR_SETTLE_TIMEOUT_MS); default `timeoutMs`. */
+  settleTimeoutMs?: number
   auth: FacilitatorAuth
 }
 
@@ -251,10 +264,10 @@ export interface HttpFacilitatorClientOptions {
 export function createHttpFacilitatorClient(
   options: HttpFacilitatorClientOptions,
 ): FacilitatorHttpClient {
-  const { url, timeoutMs, auth } = options
-  if (!auth.createAuthHeaders) return new FacilitatorHttpClient({ url, timeoutMs })
+  const { url, timeoutMs, settleTimeoutMs, auth } = options
+  if (!auth.createAuthHeaders) return new FacilitatorHttpClient({ url, timeoutMs }, settleTimeoutMs)
   const config = { url, timeoutMs, createAuthHeaders: auth.createAuthHeaders }
   return auth.headersFor
-    ? new PerEndpointAuthClient(config, auth.headersFor)
-    : new FacilitatorHttpClient(config)
+    ? new PerEndpointAuthClient(config, auth.headersFor, settleTimeoutMs)
+    : new FacilitatorHttpClient(config, settleTimeoutMs)
 }

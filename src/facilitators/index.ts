@@ -26,8 +26,10 @@ export interface FacilitatorSpec {
 export interface FacilitatorsOptions {
   /** In order of preference; empty: no facilitator (every paid call fails closed). */
   facilitators: readonly FacilitatorSpec[]
-  /** FACILITATOR_TIMEOUT_MS, in milliseconds. */
+  /** FACILITATOR_TIMEOUT_MS, in milliseconds: each verify and `/supported` request. */
   timeoutMs: number
+  /** FACILITATOR_SETTLE_TIMEOUT_MS, in milliseconds: one settlement; default `timeoutMs`. */
+  settleTimeoutMs?: number
   /** The API keys of the auth modes in use; each goes only to the facilitators of its mode. */
   credentials: FacilitatorCredentials
   /**
@@ -57,11 +59,13 @@ export function createFacilitators(options: FacilitatorsOptions): FacilitatorRou
   if (options.facilitators.length === 0) return undefined
   return createFacilitatorRouter({
     timeoutMs: options.timeoutMs,
+    ...(options.settleTimeoutMs ? { settleTimeoutMs: options.settleTimeoutMs } : {}),
     facilitators: options.facilitators.map(({ url, auth }) => {
       const host = new URL(url).host
       const client = createHttpFacilitatorClient({
         url,
         timeoutMs: options.timeoutMs,
+        ...(options.settleTimeoutMs ? { settleTimeoutMs: options.settleTimeoutMs } : {}),
         auth: facilitatorAuth(auth, url, options.credentials),
       })
       return { host, auth, client: options.wrap ? options.wrap(client, host) : client }

@@ -24,7 +24,7 @@ export interface Rail {
  * authorization's `validBefore` and a Solana transaction's lifetime follow it, so a paid call must
  * settle within it.
  */
-export const MAX_TIMEOUT_SECONDS = 60
+export const MAX_TIMEOUT_SECONDS = 120
 
 /** How often a healthy link re-reads the facilitator's `/supported`, in milliseconds. */
 export const SUPPORTED_REFRESH_MS = 5 * 60_000

@@ -62,10 +62,19 @@ function scripted(name: string, script: Script = {}) {
   return { client, calls, host: `${name}.example`, auth: 'none' as const }
 }
 
-function setup(facilitators: ReturnType<typeof scripted>[], timeoutMs = 1000) {
+function setup(
+  facilitators: ReturnType<typeof scripted>[],
+  timeoutMs = 1000,
+  settleTimeoutMs?: number,
+) {
   let t = 1_000_000
   const clock = { advance: (ms: number) => (t += ms) }
-  const router = createFacilitatorRouter({ facilitators, timeoutMs, now: () => t })
+  const router = createFacilitatorRouter({
+    facilitators,
+    timeoutMs,
+    ...(settleTimeoutMs ? { settleTimeoutMs } : {}),
+    now: () => t,
+  })
   return { router, clock }
 }
 
@@ -261,10 +270,10 @@ describe('the facilitator router', () => {
     expect([a.calls.settle, b.calls.settle]).toEqual([2, 0])
   })
 
-  it('gives a re-sent settle only what is left of the one FACILITATOR_TIMEOUT_MS', async () => {
+  it('gives a re-sent settle only what is left of the one FACILITATOR_SETTLE_TIMEOUT_MS', async () => {
     const a = scripted('a')
     const b = scripted('b', { settle: () => new Promise(() => {}) })
-    const { router, clock } = setup([a, b], 50)
+    const { router, clock } = setup([a, b], 10, 50)
     a.client.settle = async () => {
       a.calls.settle++
       clock.advance(40)
@@ -277,6 +286,56 @@ describe('the facilitator router', () => {
     expect(error).toBeInstanceOf(FacilitatorTimeoutError)
     expect(performance.now() - started).toBeLessThan(5_000)
     expect([a.calls.settle, b.calls.settle]).toEqual([1, 1])
+  })
+
+  it('counts the SDK’s settlement_pending retry within the first attempt’s FACILITATOR_SETTLE_TIMEOUT_MS, and sends none when it is spent', async () => {
+    const pending = () =>
+      new SettleError(400, {
+        success: false,
+        errorReason: 'settlement_pending',
+        transaction: '0xpending',
+        network: BASE,
+      })
+    // The retry is sent with what is left: 30 of 50 ms, and it times out at that.
+    let clock: ReturnType<typeof setup>['clock'] | undefined
+    const slow = scripted('a', {
+      settle: async () => {
+        if (slow.calls.settle === 1) {
+          clock?.advance(20)
+          throw pending()
+        }
+        return new Promise(() => {})
+      },
+    })
+    const left = setup([slow], 10, 50)
+    clock = left.clock
+    await left.router.getSupported()
+    const one = payment()
+    await expect(left.router.settle(one.payload, one.requirements)).rejects.toBeInstanceOf(
+      SettleError,
+    )
+    const error = await left.router.settle(one.payload, one.requirements).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(FacilitatorTimeoutError)
+    expect(slow.calls.settle).toBe(2)
+
+    // A first answer after the whole budget: the retry is not sent at all.
+    const spent = scripted('a', {
+      settle: async () => {
+        clock?.advance(60)
+        throw pending()
+      },
+    })
+    const none = setup([spent], 10, 50)
+    clock = none.clock
+    await none.router.getSupported()
+    const two = payment()
+    await expect(none.router.settle(two.payload, two.requirements)).rejects.toBeInstanceOf(
+      SettleError,
+    )
+    await expect(none.router.settle(two.payload, two.requirements)).rejects.toBeInstanceOf(
+      FacilitatorTimeoutError,
+    )
+    expect(spent.calls.settle).toBe(1)
   })
 
   it('sends a Solana payment only to the facilitator whose fee payer it names', async () => {

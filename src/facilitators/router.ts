@@ -47,6 +47,11 @@ export interface FacilitatorRouterOptions {
    * attempts on several facilitators share it (see {@link FacilitatorRouter}).
    */
   timeoutMs: number
+  /**
+   * FACILITATOR_SETTLE_TIMEOUT_MS, in milliseconds: one settlement of a PaymentPayload, all its
+   * attempts included (failover, the SDK's one `settlement_pending` retry); default `timeoutMs`.
+   */
+  settleTimeoutMs?: number
   now?: () => number
 }
 
@@ -68,9 +73,11 @@ export interface FacilitatorRouterOptions {
  *   facilitator is tried only when the previous one certainly never received the request
  *   ({@link neverReached}: refused, DNS…). After a timeout or an HTTP answer of any kind the
  *   error is thrown: the payment may be settling there, and sending it elsewhere could settle it
- *   twice. All attempts share one FACILITATOR_TIMEOUT_MS. A settle of the same PaymentPayload
- *   object again (the SDK's one retry on `settlement_pending`) goes only to the facilitator that
- *   had it.
+ *   twice. All attempts share one FACILITATOR_SETTLE_TIMEOUT_MS, counted from the first: a
+ *   settle of the same PaymentPayload object again (the SDK's one retry on `settlement_pending`)
+ *   goes only to the facilitator that had it, within what is left of it, so that a settlement
+ *   never outlasts the budget the payment's validity was checked against (src/payment/budget.ts).
+ *   With none left, it is not sent: the outcome stays unknown, for the chain to judge.
  * - A failure that says the facilitator is down (`marksDown`: no connection, a timeout, refused
  *   credentials, a dropped connection, 429/502/503/504, or any failed `/supported`) marks it down:
  *   the next calls skip it, and the revision changes so that the link rebuilds its offers. Any
@@ -136,6 +143,9 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
   /** Which facilitator a PaymentPayload was verified by, and sent to settle to. */
   const verifiedBy = new WeakMap<object, Entry>()
   const settlingAt = new WeakMap<object, Entry>()
+  /** When the first settle attempt of a PaymentPayload started, in epoch milliseconds. */
+  const settleStarted = new WeakMap<object, number>()
+  const settleTimeoutMs = options.settleTimeoutMs ?? options.timeoutMs
 
   const serving = (e: Entry) => e.up === true && e.supported !== undefined
   const who = (e: Entry) => ({ facilitator: e.host, auth: e.auth })
@@ -255,7 +265,7 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
     let timer: NodeJS.Timeout | undefined
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new FacilitatorTimeoutError('settle', options.timeoutMs)),
+        () => reject(new FacilitatorTimeoutError('settle', settleTimeoutMs)),
         Math.max(0, ms),
       )
     })
@@ -324,16 +334,21 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
           able = [verifier, ...able.filter((e) => e !== verifier)]
         }
       }
-      const started = now()
+      const started = settleStarted.get(payload) ?? now()
+      settleStarted.set(payload, started)
       let lastError: unknown
       for (const [i, e] of able.entries()) {
-        const left = started + options.timeoutMs - now()
-        if (i > 0 && left <= 0) break
+        const left = started + settleTimeoutMs - now()
+        if (left <= 0) {
+          // A retry with no time left: what was sent before may have landed; not sent again.
+          lastError ??= new FacilitatorTimeoutError('settle', settleTimeoutMs)
+          break
+        }
         // Recorded before sending: whatever happens next, this payment may be there.
         settlingAt.set(payload, e)
         try {
           const attempt = e.client.settle(payload, requirements)
-          const response = await (i === 0 ? attempt : within(left, attempt))
+          const response = await (left >= settleTimeoutMs ? attempt : within(left, attempt))
           succeeded(e)
           return response
         } catch (error) {

@@ -91,7 +91,7 @@ describe('paid HTTP routes', () => {
       ok: false,
       request_id: REQUEST_ID,
       code: 'payment_required',
-      error: 'Payment required: /echo costs 1000 atomic USDC',
+      error: 'Payment required: /echo costs 0.001 USDC',
     })
   })
 

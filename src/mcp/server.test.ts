@@ -204,7 +204,7 @@ describe('MCP endpoint: tools/call', () => {
     expect(failureOf(result)).toEqual({
       ok: false,
       code: 'payment_required',
-      error: 'Payment required: /echo costs 3000 atomic USDC',
+      error: 'Payment required: /echo costs 0.003 USDC',
       input_check: { valid: true, errors: [] },
     })
     expect(calls.verify + calls.settle).toBe(0)

@@ -7,6 +7,7 @@ const bounds = (env: Record<string, string>) => {
   const c = loadConfig(env)
   return {
     facilitatorTimeoutMs: c.facilitatorTimeoutMs,
+    settleTimeoutMs: c.facilitatorSettleTimeoutMs,
     workers: c.toolWorkers,
     queueLimit: c.toolQueueLimit,
     timeoutMs: c.toolTimeoutMs,
@@ -15,24 +16,43 @@ const bounds = (env: Record<string, string>) => {
 }
 
 describe('the paid-call budget', () => {
-  it('adds the wait for a checker thread and the input check, verify, the longest queue wait, the run, and settle with its pending retry', () => {
+  it('gives a payment 120 s and a settlement 20 s by default: a slow mainnet settle fits', () => {
+    expect(MAX_TIMEOUT_SECONDS).toBe(120)
+    expect(loadConfig({}).facilitatorSettleTimeoutMs).toBe(20_000)
+    expect(loadConfig({}).facilitatorTimeoutMs).toBe(4_000)
+  })
+
+  it('adds the wait for a checker thread and the input check, verify, the longest queue wait, the run, and one settle budget shared with its pending retry', () => {
     expect(
-      worstPaidCallMs({ facilitatorTimeoutMs: 5_000, workers: 2, queueLimit: 4, timeoutMs: 2000 }),
-    ).toBe(2 * 2000 + 5000 + 4000 + 2000 + 10_000)
+      worstPaidCallMs({
+        facilitatorTimeoutMs: 5_000,
+        settleTimeoutMs: 15_000,
+        workers: 2,
+        queueLimit: 4,
+        timeoutMs: 2000,
+      }),
+    ).toBe(2 * 2000 + 5000 + 4000 + 2000 + 15_000)
     expect(
-      worstPaidCallMs({ facilitatorTimeoutMs: 1000, workers: 3, queueLimit: 7, timeoutMs: 500 }),
-    ).toBe(2 * 500 + 1000 + 3 * 500 + 500 + 2 * 1000)
+      worstPaidCallMs({
+        facilitatorTimeoutMs: 1000,
+        settleTimeoutMs: 3000,
+        workers: 3,
+        queueLimit: 7,
+        timeoutMs: 500,
+      }),
+    ).toBe(2 * 500 + 1000 + 3 * 500 + 500 + 3000)
     // Redis: the two claims before verify (2 × 2 × R) and the writes after settle (2 × R).
     expect(
       worstPaidCallMs({
         facilitatorTimeoutMs: 1000,
+        settleTimeoutMs: 2000,
         workers: 1,
         queueLimit: 0,
         timeoutMs: 100,
         guardTimeoutMs: 50,
       }),
     ).toBe(2 * 100 + 200 + 1000 + 100 + 100 + 2000 + 100)
-    expect(worstSettleMs({ facilitatorTimeoutMs: 5000, guardTimeoutMs: 500 })).toBe(11_000)
+    expect(worstSettleMs({ settleTimeoutMs: 20_000, guardTimeoutMs: 500 })).toBe(21_000)
   })
 
   it('accepts the defaults on any number of cores, with or without Redis', () => {
@@ -47,35 +67,41 @@ describe('the paid-call budget', () => {
   it('refuses a configuration whose worst case exceeds half the payment validity, naming the numbers', () => {
     expect(() =>
       assertPaidCallBudget(
-        bounds({ FACILITATOR_TIMEOUT_MS: '6000', TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '7' }),
+        bounds({
+          FACILITATOR_SETTLE_TIMEOUT_MS: '40000',
+          FACILITATOR_TIMEOUT_MS: '6000',
+          TOOL_WORKERS: '2',
+          TOOL_QUEUE_LIMIT: '9',
+        }),
       ),
     ).toThrow(
       'A paid call could outlive its payment: the wait for a checker thread and the input check ' +
         '2 × TOOL_TIMEOUT_MS (4000) + verify ' +
         'FACILITATOR_TIMEOUT_MS (6000) + the wait for a worker ' +
-        'max(1, ceil(TOOL_QUEUE_LIMIT 7 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (8000) + the run ' +
-        'TOOL_TIMEOUT_MS (2000) + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (12000) ' +
-        '= 32000 ms, more than half of the 60 s a payment stays valid (30000 ms). Lower ' +
-        'FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
+        'max(1, ceil(TOOL_QUEUE_LIMIT 9 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (10000) + the run ' +
+        'TOOL_TIMEOUT_MS (2000) + settle and its one pending retry FACILITATOR_SETTLE_TIMEOUT_MS (40000) ' +
+        '= 62000 ms, more than half of the 120 s a payment stays valid (60000 ms). Lower ' +
+        'FACILITATOR_SETTLE_TIMEOUT_MS, FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
     )
     // Exactly half is accepted.
     expect(() =>
       assertPaidCallBudget(
-        bounds({ FACILITATOR_TIMEOUT_MS: '6000', TOOL_WORKERS: '2', TOOL_QUEUE_LIMIT: '5' }),
+        bounds({
+          FACILITATOR_SETTLE_TIMEOUT_MS: '40000',
+          FACILITATOR_TIMEOUT_MS: '6000',
+          TOOL_WORKERS: '2',
+          TOOL_QUEUE_LIMIT: '7',
+        }),
       ),
     ).not.toThrow()
-    // The Redis guard counts: 6 × 1333 fits with the defaults (22 s), 6 × 1334 does not.
     expect(() =>
-      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 1333 }),
-    ).not.toThrow()
-    expect(() =>
-      assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: '2' }), guardTimeoutMs: 1334 }),
+      assertPaidCallBudget({
+        ...bounds({ FACILITATOR_SETTLE_TIMEOUT_MS: '40000', TOOL_WORKERS: '2' }),
+        guardTimeoutMs: 1500,
+      }),
     ).toThrow(
-      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(5336\) .* \+ the guard's writes after it 2 × REDIS_TIMEOUT_MS \(2668\) = 30004 ms/,
+      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(6000\) .* \+ the guard's writes after it 2 × REDIS_TIMEOUT_MS \(3000\) = 63000 ms/,
     )
-    expect(() =>
-      assertPaidCallBudget(bounds({ TOOL_TIMEOUT_MS: '5000', TOOL_WORKERS: '2' })),
-    ).toThrow(/= 37000 ms, more than half/)
   })
 })
 
@@ -84,28 +110,26 @@ describe('the paid-call budget with several facilitators', () => {
     expect(
       worstPaidCallMs({
         facilitatorTimeoutMs: 6000,
+        settleTimeoutMs: 20_000,
         workers: 2,
         queueLimit: 4,
         timeoutMs: 2000,
         facilitators: 2,
       }),
-    ).toBe(2 * 2000 + 2 * 6000 + 4000 + 2000 + 2 * 6000)
+    ).toBe(2 * 2000 + 2 * 6000 + 4000 + 2000 + 20_000)
     expect(() =>
       assertPaidCallBudget({
-        ...bounds({ TOOL_WORKERS: '2', FACILITATOR_TIMEOUT_MS: '6000' }),
+        ...bounds({
+          TOOL_WORKERS: '2',
+          FACILITATOR_TIMEOUT_MS: '10000',
+          FACILITATOR_SETTLE_TIMEOUT_MS: '40000',
+        }),
         facilitators: 2,
       }),
     ).toThrow(
-      'A paid call could outlive its payment: the wait for a checker thread and the input check ' +
-        '2 × TOOL_TIMEOUT_MS (4000) + verify on up to 2 ' +
-        'facilitators 2 × FACILITATOR_TIMEOUT_MS (12000) + the wait for a ' +
-        'worker max(1, ceil(TOOL_QUEUE_LIMIT 4 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (4000) + the run ' +
-        'TOOL_TIMEOUT_MS (2000) + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (12000) = ' +
-        '34000 ms, more than half of the 60 s a payment stays valid (30000 ms). Lower ' +
-        'FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise ' +
-        'TOOL_WORKERS, or list fewer facilitators in FACILITATOR_URL.',
+      /verify on up to 2 facilitators 2 × FACILITATOR_TIMEOUT_MS \(20000\) .* or list fewer facilitators in FACILITATOR_URL\.$/,
     )
-    // Two facilitators at the default 4 s fit, with the Redis guard (29 s).
+    // Two facilitators at the defaults fit, with the Redis guard.
     expect(() =>
       assertPaidCallBudget({
         ...bounds({ TOOL_WORKERS: '2' }),

@@ -2,8 +2,13 @@ import { worstQueueWaitMs } from '../runner/runner.js'
 
 /** What bounds the duration of a paid call, in milliseconds (and seconds for the payment). */
 export interface PaidCallBounds {
-  /** FACILITATOR_TIMEOUT_MS: bounds each verify and settle request. */
+  /** FACILITATOR_TIMEOUT_MS: bounds each verify request. */
   facilitatorTimeoutMs: number
+  /**
+   * FACILITATOR_SETTLE_TIMEOUT_MS: bounds one settlement, all its attempts (failover, the SDK's
+   * one `settlement_pending` retry) included (src/facilitators/router.ts).
+   */
+  settleTimeoutMs: number
   /** TOOL_WORKERS */
   workers: number
   /** TOOL_QUEUE_LIMIT */
@@ -19,8 +24,7 @@ export interface PaidCallBounds {
   guardTimeoutMs?: number
   /**
    * Facilitators configured (FACILITATOR_URL), default 1: verify may try each in turn (failover),
-   * each bounded by FACILITATOR_TIMEOUT_MS. The attempts of one settle request share one
-   * FACILITATOR_TIMEOUT_MS (src/facilitators/router.ts).
+   * each bounded by FACILITATOR_TIMEOUT_MS.
    */
   facilitators?: number
 }
@@ -30,16 +34,16 @@ const verifyAttempts = (bounds: { facilitators?: number }) => Math.max(1, bounds
 
 /**
  * The longest a settlement takes once started, in milliseconds: the settle request and the one
- * retry the SDK makes of a `settlement_pending` answer (`settleWithPendingRetry`), each bounded by
- * FACILITATOR_TIMEOUT_MS, then the guard writes that record its outcome (in parallel, one command
- * of at most 2 × REDIS_TIMEOUT_MS). Shutdown starts no settlement it could not wait for.
+ * retry the SDK makes of a `settlement_pending` answer (`settleWithPendingRetry`), which share one
+ * FACILITATOR_SETTLE_TIMEOUT_MS, then the guard writes that record its outcome (in parallel, one
+ * command of at most 2 × REDIS_TIMEOUT_MS). Shutdown starts no settlement it could not wait for.
  *
- * @example worstSettleMs({ facilitatorTimeoutMs: 4000, guardTimeoutMs: 500 }) // 9000
+ * @example worstSettleMs({ settleTimeoutMs: 20000, guardTimeoutMs: 500 }) // 21000
  */
 export function worstSettleMs(
-  bounds: Pick<PaidCallBounds, 'facilitatorTimeoutMs' | 'guardTimeoutMs'>,
+  bounds: Pick<PaidCallBounds, 'settleTimeoutMs' | 'guardTimeoutMs'>,
 ): number {
-  return 2 * bounds.facilitatorTimeoutMs + 2 * (bounds.guardTimeoutMs ?? 0)
+  return bounds.settleTimeoutMs + 2 * (bounds.guardTimeoutMs ?? 0)
 }
 
 /**
@@ -53,8 +57,8 @@ export function worstSettleMs(
  * settlement: neither counts.
  *
  * @example
- * worstPaidCallMs({ facilitatorTimeoutMs: 4000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
- * // 22000 = 2 × 2000 + 4000 + 4000 + 2000 + 8000
+ * worstPaidCallMs({ facilitatorTimeoutMs: 4000, settleTimeoutMs: 20000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
+ * // 34000 = 2 × 2000 + 4000 + 4000 + 2000 + 20000
  */
 export function worstPaidCallMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
   return (
@@ -92,9 +96,9 @@ export function assertPaidCallBudget(bounds: PaidCallBounds): void {
       ` + ${verify}` +
       ` + the wait for a worker max(1, ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers})) × ` +
       `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +
-      ` + settle and its one pending retry 2 × FACILITATOR_TIMEOUT_MS (${2 * bounds.facilitatorTimeoutMs})` +
+      ` + settle and its one pending retry FACILITATOR_SETTLE_TIMEOUT_MS (${bounds.settleTimeoutMs})` +
       `${redis ? ` + the guard's writes after it 2 × REDIS_TIMEOUT_MS (${2 * redis})` : ''}` +
       ` = ${worst} ms, more than half of the ${bounds.maxTimeoutSeconds} s a payment stays valid (${limit} ms). ` +
-      `Lower FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS${k > 1 ? ', or list fewer facilitators in FACILITATOR_URL' : ''}.`,
+      `Lower FACILITATOR_SETTLE_TIMEOUT_MS, FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS${k > 1 ? ', or list fewer facilitators in FACILITATOR_URL' : ''}.`,
   )
 }

@@ -83,7 +83,7 @@ describe('payment gate', () => {
         amount: '1000',
         asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
         payTo: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
-        maxTimeoutSeconds: 60,
+        maxTimeoutSeconds: 120,
         extra: { name: 'USD Coin', version: '2' },
       },
       {
@@ -92,7 +92,7 @@ describe('payment gate', () => {
         amount: '1000',
         asset: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
         payTo: '2wKupLR9q6wXYppw8Gr2NvWxKBUqm4PPJKkQfoxHDBg4',
-        maxTimeoutSeconds: 60,
+        maxTimeoutSeconds: 120,
         extra: { feePayer: FEE_PAYER },
       },
     ])
@@ -213,7 +213,7 @@ describe('payment gate', () => {
       `payTo "0x0" is not the offered "${accepted.payTo}" for exact on eip155:8453`,
     )
     expect(problem({ maxTimeoutSeconds: 1 })).toBe(
-      'maxTimeoutSeconds 1 is not the offered 60 for exact on eip155:8453',
+      'maxTimeoutSeconds 1 is not the offered 120 for exact on eip155:8453',
     )
     expect(problem({ extra: { ...accepted.extra, name: 'USDC' } })).toBe(
       'extra.name is not the offered one for exact on eip155:8453',
@@ -763,7 +763,7 @@ describe('payment gate: a payment is answered at most 1 + REPLAY_LIMIT times in 
     )) as PaymentRequiredError
     expect(long.code).toBe('invalid_payment')
     expect(long.message).toMatch(
-      /^The payment is refused: the authorization is valid for 3153\d{4} s; the offer allows at most 60 s \(maxTimeoutSeconds\)$/,
+      /^The payment is refused: the authorization is valid for 3153\d{4} s; the offer allows at most 120 s \(maxTimeoutSeconds\)$/,
     )
     const junk = (await rejection(
       call({ text: 'a' }, await withAuthorization({ value: 'x' })),

@@ -2,6 +2,7 @@ import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/c
 import type { LiveState } from '../facilitators/link.js'
 import type { Receipts } from '../receipts/index.js'
 import type { ToolRunner } from '../runner/runner.js'
+import { usdcDecimal } from '../tools/price.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { type InputCheck, PaymentRequiredError } from './errors.js'
 import { withPaymentIdentifier } from './idempotency.js'
@@ -105,8 +106,25 @@ export async function unpaidRefusal(
   }
   return new PaymentRequiredError(
     'payment_required',
-    `Payment required: ${call.tool.path} costs ${call.tool.price} atomic USDC`,
+    unpaidMessage(call.tool, inputCheck),
     await offer.unpaid(),
     inputCheck ? { inputCheck } : {},
   )
+}
+
+/**
+ * The `error` of an unpaid call's 402: what is wrong with the body first, when the free check
+ * refused it (paying would not help), then the price in USDC.
+ *
+ * @example
+ * unpaidMessage(hmacTool, undefined) // 'Payment required: /hmac costs 0.001 USDC'
+ * unpaidMessage(hmacTool, { valid: false, errors: [{ path: '/key', message: 'Required (expected string)' }] })
+ * // 'Invalid body, fix it before paying: /key Required (expected string). /hmac costs 0.001 USDC'
+ */
+export function unpaidMessage(tool: ToolDefinition, inputCheck: InputCheck | undefined): string {
+  const price = `${tool.path} costs ${usdcDecimal(tool.price)} USDC`
+  if (inputCheck?.valid !== false) return `Payment required: ${price}`
+  const shown = inputCheck.errors.slice(0, 5).map((i) => `${i.path || '/'} ${i.message}`)
+  const more = inputCheck.errors.length > 5 ? ` (and ${inputCheck.errors.length - 5} more)` : ''
+  return `Invalid body, fix it before paying: ${shown.join('; ')}${more}. ${price}`
 }

@@ -14,6 +14,12 @@ export interface SettlementQuestion {
   payTo: string
   /** The price, in atomic USDC, as a decimal string. */
   amount: string
+  /**
+   * When the payment was presented (its question built), in epoch seconds; optional. It cannot
+   * have landed before: the Solana judge reads its token account's history back to at least this
+   * time before it says `expired`, however late it is asked.
+   */
+  presentedAt?: number
   /** EIP-3009 `transferWithAuthorization`: found by its nonce (`AuthorizationUsed` logs). */
   evm?: {
     /** The authorization's nonce, 0x-prefixed 32 bytes. */

@@ -6,13 +6,13 @@ import net from 'node:net'
 // The `unit` project's rule, enforced in every unit test file's process: no child process, no
 // socket (no server, no client, not even to loopback). A test that needs one is misfiled: name it
 // `*.e2e.test.ts` (the devnet, the machine's PostgreSQL and Redis, servers on loopback) or
-// `*.system.test.ts` (podman, nginx, Chromium, servers the test starts). README, "Tests".
+// `*.system.test.ts` (podman, nginx, Chromium, servers the test starts). docs/development.md, "Tests".
 // Worker threads (the tool runner's piscina pools) stay allowed: they are neither.
 
 const RULE =
   'a unit test starts no child process and opens no socket: rename this file *.e2e.test.ts ' +
   '(devnet, loopback servers, the machine’s PostgreSQL or Redis) or *.system.test.ts ' +
-  '(podman, nginx, Chromium, servers it starts); README, "Tests"'
+  '(podman, nginx, Chromium, servers it starts); docs/development.md, "Tests"'
 
 /** A stand-in that throws, naming what was called and the rule. */
 function refused(what: string) {

@@ -473,3 +473,128 @@ describe('the delivery receipt of a paid result', () => {
     expect(ledger.snapshot().session).toEqual({ [BASE]: 1000n })
   })
 })
+
+describe('a paid call answered settlement_unknown', () => {
+  /** The service's isError result for `settlement_unknown` (src/mcp/results.ts of the service). */
+  const unknownResult = (extra: Record<string, unknown> = {}): CallToolResult => {
+    const envelope = {
+      ok: false,
+      error:
+        'The tool ran, but the settlement outcome is unknown: the payment may have moved. Retry ' +
+        'the same payment for the same input within 120 s to get the result once it settles',
+      code: 'settlement_unknown',
+      request_id: 'req-1',
+      ...extra,
+    }
+    return {
+      isError: true,
+      content: [{ type: 'text', text: JSON.stringify(envelope) }],
+      structuredContent: envelope,
+      _meta: { 'payload-tools/failure': envelope },
+    }
+  }
+  let waits: number[]
+  const retrying = (over: Partial<BridgeParts['settlementRetry']> = {}) =>
+    bridgeWith({}, undefined, {
+      settlementRetry: {
+        ...over,
+        sleep: async (ms) => {
+          waits.push(ms)
+        },
+      },
+    })
+  /** The fake answers the paid calls with `answers` in turn (the last one repeated). */
+  const answering = (...answers: ((p: PaymentPayload) => Promise<CallToolResult>)[]) => {
+    let n = 0
+    remote.paidAnswer = (payment) => {
+      const answer = answers[Math.min(n, answers.length - 1)] as (
+        p: PaymentPayload,
+      ) => Promise<CallToolResult>
+      n += 1
+      return answer(payment)
+    }
+  }
+  beforeEach(() => {
+    waits = []
+  })
+
+  it('resends the same payment, without signing again, and returns the result', async () => {
+    answering(
+      async () => unknownResult(),
+      async () => unknownResult({ retry_after: 2 }),
+      (p) => settled(p),
+    )
+    const { bridge, ledger } = await retrying()
+    const result = await bridge.callTool('payload_hash', {})
+    expect(result.isError).toBeFalsy()
+    expect(result._meta?.[SETTLEMENT_META_KEY]).toMatchObject({ amount: '1000' })
+    expect(signatures).toBe(1)
+    expect(remote.payments).toHaveLength(3)
+    expect(remote.payments[1]).toBe(remote.payments[0])
+    expect(remote.payments[2]).toBe(remote.payments[0])
+    // No retry_after: 5 s; then the envelope's 2 s.
+    expect(waits).toEqual([5000, 2000])
+    expect(logs.filter((l) => l.includes('resending the same payment'))).toEqual([
+      'paid call of payload_hash: settlement_unknown; resending the same payment in 5 s (retry 1 of 3)',
+      'paid call of payload_hash: settlement_unknown; resending the same payment in 2 s (retry 2 of 3)',
+    ])
+    // Counted once.
+    expect(ledger.snapshot()).toMatchObject({ session: { [BASE]: 1000n }, calls: 1 })
+  })
+
+  it('gives up after three resends, the waits bounded, the payment counted', async () => {
+    answering(async () => unknownResult({ retry_after: 3600 }))
+    const { bridge, ledger } = await retrying()
+    const result = await bridge.callTool('payload_hash', {})
+    expect(result.isError).toBe(true)
+    expect(failure(result)).toMatchObject({ code: 'settlement_unknown', resent: 3 })
+    expect(failure(result).error).toBe(
+      'The service ran payload_hash, but the settlement of its 0.001 USDC payment on ' +
+        `${BASE} is still unknown after 3 resends of the same payment: the payment may have ` +
+        'moved; it counts against the spend caps. Retrying the same payment later is safe (the ' +
+        'service never charges one payment twice), but calling the tool again signs a new ' +
+        'payment, which would be charged again: check the wallet first.',
+    )
+    expect(signatures).toBe(1)
+    expect(remote.payments).toHaveLength(4)
+    expect(new Set(remote.payments).size).toBe(1)
+    expect(waits).toEqual([10_000, 10_000, 10_000])
+    expect(ledger.snapshot().session).toEqual({ [BASE]: 1000n })
+    // No payment contents in the log.
+    const signature = String((remote.payments[0] as PaymentPayload).payload.signature)
+    expect(signature).toMatch(/^0x[0-9a-f]{130}$/)
+    expect(logs.join('\n')).not.toContain(signature)
+  })
+
+  it('counts the payment when the resend is refused (it may have moved)', async () => {
+    answering(
+      async () => unknownResult(),
+      async () => ({
+        isError: true,
+        content: [{ type: 'text', text: 'settlement failed' }],
+        _meta: { 'payload-tools/failure': { ok: false, code: 'settlement_failed', error: 'x' } },
+      }),
+    )
+    const { bridge, ledger } = await retrying({ attempts: 2 })
+    const result = await bridge.callTool('payload_hash', {})
+    expect(result.isError).toBe(true)
+    expect(remote.payments).toHaveLength(2)
+    expect(JSON.stringify(result.content)).toContain(
+      'The service refused the resent payment (settlement_failed) after the outcome of its first ' +
+        'settlement was unknown: the payment may have moved, so it counts against the spend caps.',
+    )
+    expect(ledger.snapshot().session).toEqual({ [BASE]: 1000n })
+  })
+
+  it('gives up with settlement_unknown when a resend gets no answer', async () => {
+    answering(
+      async () => unknownResult(),
+      async () => Promise.reject(new Error('fetch failed')),
+    )
+    const { bridge, ledger } = await retrying()
+    const result = await bridge.callTool('payload_hash', {})
+    expect(failure(result)).toMatchObject({ code: 'settlement_unknown', resent: 1 })
+    expect(failure(result).error).toContain('(the last got no answer: fetch failed)')
+    expect(ledger.snapshot().session).toEqual({ [BASE]: 1000n })
+  })
+})

@@ -54,7 +54,41 @@ export interface BridgeParts {
    * request the service refused with 429; default {@link MAX_RETRY_AFTER_SECONDS}.
    */
   maxRetryAfterSeconds?: number
+  /** How a paid call answered `settlement_unknown` is resent; default {@link SETTLEMENT_RETRY}. */
+  settlementRetry?: Partial<SettlementRetry>
 }
+
+/**
+ * How the bridge resends the same payment when a paid call answers `settlement_unknown` (the tool
+ * ran, the settlement's outcome is unknown, the payment may have moved) or `payment_in_progress`:
+ * the very same `_meta["x402/payment"]`, never a new signature, which would charge again.
+ */
+export interface SettlementRetry {
+  /** Resends of the same payment before giving up (default 3). */
+  attempts: number
+  /**
+   * Seconds to wait before a resend when the failure envelope gives no `retry_after` (default 5,
+   * the `Retry-After` the service sends with `settlement_unknown` over HTTP).
+   */
+  defaultWaitSeconds: number
+  /**
+   * The longest wait before a resend (default {@link MAX_RETRY_AFTER_SECONDS}): three waits stay
+   * well under the MCP SDK's 60 s request timeout.
+   */
+  maxWaitSeconds: number
+  /** Waits `ms` milliseconds (tests record the waits instead). */
+  sleep: (ms: number) => Promise<unknown>
+}
+
+export const SETTLEMENT_RETRY: SettlementRetry = {
+  attempts: 3,
+  defaultWaitSeconds: 5,
+  maxWaitSeconds: MAX_RETRY_AFTER_SECONDS,
+  sleep: (ms) => sleep(ms),
+}
+
+/** Failure codes that say: send the same payment again later for the result. */
+const RESEND_SAME_PAYMENT = new Set(['settlement_unknown', 'payment_in_progress'])
 
 /** The local MCP server's view of the bridge. */
 export interface Bridge {
@@ -123,6 +157,13 @@ const codeOf = (result: CallToolResult): string =>
   ((result._meta?.[FAILURE_META_KEY] as { code?: unknown } | undefined)?.code as string) ??
   'unknown'
 
+/** The `retry_after` seconds of a failure envelope, when it gives a readable one. */
+const retryAfterOf = (result: CallToolResult): number | undefined => {
+  const value = (result._meta?.[FAILURE_META_KEY] as { retry_after?: unknown } | undefined)
+    ?.retry_after
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined
+}
+
 /** The one place an error of the payment flow becomes an `isError` result. */
 function toFailure(error: unknown): CallToolResult {
   if (error instanceof BridgeFailure) return failureResult(error)
@@ -168,7 +209,11 @@ function message(error: unknown): string {
  * 3. its amount must equal the price `tools/list` advertised;
  * 4. the caps reserve the amount (or refuse);
  * 5. the official x402 client signs; the call is repeated with `_meta["x402/payment"]`;
- * 6. a settled result commits the reservation, anything else releases it;
+ * 6. a settled result commits the reservation, anything else releases it; but a
+ *    `settlement_unknown` (or `payment_in_progress`) answer commits it (the payment may have
+ *    moved) and the same payment is resent, never a new one, after the envelope's `retry_after`
+ *    or 5 s (at most 10 s), up to 3 times ({@link SETTLEMENT_RETRY}), then the call fails with
+ *    `settlement_unknown`;
  * 7. the result's signed delivery receipt must verify against the service's JWKS and match the
  *    arguments sent, the result received and the payment made; otherwise the result is withheld
  *    (`receipt_missing`, `receipt_invalid`, `receipt_mismatch`; the payment still counts).
@@ -180,6 +225,7 @@ function message(error: unknown): string {
 export function createBridge(parts: BridgeParts): Bridge {
   const { remote, wallet, ledger, log } = parts
   const maxWait = parts.maxRetryAfterSeconds ?? MAX_RETRY_AFTER_SECONDS
+  const resend: SettlementRetry = { ...SETTLEMENT_RETRY, ...parts.settlementRetry }
   let listing: Map<string, Tool> | undefined
   let fetching: Promise<Map<string, Tool>> | undefined
 
@@ -330,13 +376,43 @@ export function createBridge(parts: BridgeParts): Bridge {
             'it counts against the spend caps. Check the wallet before calling again.',
         )
       }
+      let resent = 0
+      while (paid.isError && RESEND_SAME_PAYMENT.has(codeOf(paid))) {
+        // The tool ran and the payment may have moved: it counts, whatever comes next.
+        if (!counted) ledger.commit(held)
+        counted = true
+        if (resent === resend.attempts) {
+          log(`paid call of ${name}: settlement still unknown after ${resent} resends; giving up`)
+          throw settlementUnknown(name, amount, offer.network, resent)
+        }
+        const wait = Math.min(
+          retryAfterOf(paid) ?? resend.defaultWaitSeconds,
+          resend.maxWaitSeconds,
+        )
+        resent += 1
+        log(
+          `paid call of ${name}: ${codeOf(paid)}; resending the same payment in ${wait} s ` +
+            `(retry ${resent} of ${resend.attempts})`,
+        )
+        await resend.sleep(wait * 1000)
+        try {
+          paid = await remote.callTool(name, args, { [PAYMENT_META_KEY]: payment })
+        } catch (error) {
+          log(`no answer to the resent payment for ${name}: ${message(error)}`)
+          throw settlementUnknown(name, amount, offer.network, resent, message(error))
+        }
+      }
       const receipt = paid._meta?.[PAYMENT_RESPONSE_META_KEY] as SettleResponse | undefined
       // The service never releases a result without settling it: an ok result was paid for.
       if (!paid.isError || receipt?.success === true) {
-        ledger.commit(held)
+        if (!counted) ledger.commit(held)
         counted = true
         if (!paid.isError) await checkReceipt(tool, args, paid, receipt, offer)
         return paidResult(paid, offer, receipt, log)
+      }
+      if (resent > 0) {
+        log(`resent payment for ${name} refused by the service (${codeOf(paid)}); counted`)
+        return refusedAfterUnknown(paid)
       }
       log(`paid call of ${name} refused by the service (${codeOf(paid)}); not counted`)
       return refusedResult(paid)
@@ -412,6 +488,47 @@ function refusedResult(paid: CallToolResult): CallToolResult {
         text:
           `The service refused the paid call (${codeOf(paid)}) and reports nothing charged; it ` +
           'does not count against the spend caps.',
+      },
+    ],
+  }
+}
+
+/**
+ * A paid call whose settlement stayed unknown through every resend of the same payment (or whose
+ * resend got no answer): the payment may have moved and counts against the caps.
+ */
+function settlementUnknown(
+  name: string,
+  amount: bigint,
+  network: string,
+  resent: number,
+  lastError?: string,
+): BridgeFailure {
+  const tried = `${resent} resend${resent === 1 ? '' : 's'} of the same payment`
+  return new BridgeFailure(
+    'settlement_unknown',
+    `The service ran ${name}, but the settlement of its ${formatUsdc(amount)} USDC payment on ` +
+      `${network} is still unknown after ${tried}` +
+      `${lastError === undefined ? '' : ` (the last got no answer: ${lastError})`}: the payment ` +
+      'may have moved; it counts against the spend caps. Retrying the same payment later is ' +
+      'safe (the service never charges one payment twice), but calling the tool again signs a ' +
+      'new payment, which would be charged again: check the wallet first.',
+    { resent },
+  )
+}
+
+/** The refusal of a resent payment whose first settlement's outcome was unknown. */
+function refusedAfterUnknown(paid: CallToolResult): CallToolResult {
+  return {
+    ...paid,
+    content: [
+      ...(paid.content ?? []),
+      {
+        type: 'text',
+        text:
+          `The service refused the resent payment (${codeOf(paid)}) after the outcome of its ` +
+          'first settlement was unknown: the payment may have moved, so it counts against the ' +
+          'spend caps. Check the wallet before calling again.',
       },
     ],
   }

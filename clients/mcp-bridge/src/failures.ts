@@ -9,8 +9,8 @@ export const FAILURE_META_KEY = 'payload-tools/failure'
 
 /**
  * Codes of the calls the bridge itself refuses. Before signing, nothing was charged; in all but
- * `payment_outcome_unknown` and the receipt codes, nothing was signed either, or the signed
- * payment was never sent.
+ * `payment_outcome_unknown`, `settlement_unknown` and the receipt codes, nothing was signed
+ * either, or the signed payment was never sent.
  *
  * - `service_unreachable`: the service did not answer the unpaid call (or the listing);
  * - `rate_limited`: the service refused with HTTP 429 (too many unpaid requests from this client)
@@ -25,6 +25,9 @@ export const FAILURE_META_KEY = 'payload-tools/failure'
  * - `signing_failed`: the x402 client could not sign (e.g. the Solana RPC is unreachable);
  * - `payment_outcome_unknown`: the paid call got no answer; the payment may have settled, and it
  *   is counted against the caps;
+ * - `settlement_unknown`: the service answered `settlement_unknown` (the tool ran, its settlement's
+ *   outcome is unknown) to the paid call and to every resend of the same payment; the payment may
+ *   have moved and counts against the caps (`resent` gives the resends);
  * - `receipt_missing`, `receipt_invalid`, `receipt_mismatch`: the call was paid and settled, but
  *   its signed delivery receipt is absent, not the service's, or for another input, result or
  *   payment (src/receipts.ts): the result is withheld and the payment counts against the caps.
@@ -40,6 +43,7 @@ export type BridgeFailureCode =
   | 'day_file_unavailable'
   | 'signing_failed'
   | 'payment_outcome_unknown'
+  | 'settlement_unknown'
   | ReceiptFailureCode
 
 /** A call the bridge refuses, with its code and extra envelope fields (e.g. the cap). */

@@ -4,7 +4,7 @@ import { catalog } from '../../tools/catalog.js'
 import type { ToolDefinition } from '../../tools/types.js'
 import { SERVICE_ERROR_CODES, serviceErrorCodes } from '../error-codes.js'
 import { serviceLimits } from '../limits.js'
-import { buildLlmsTxt, EXAMPLE_PREFIX, llmsExamples } from './llms-txt.js'
+import { buildLlmsTxt, EXAMPLE_PREFIX, llmsExamples, llmsSnippets } from './llms-txt.js'
 
 const BASE = 'https://tools.example'
 
@@ -34,6 +34,7 @@ describe('llms.txt', () => {
     expect(lines.filter((l) => l.startsWith('## '))).toEqual([
       '## Tools',
       '## Paying over HTTP (x402 v2)',
+      '## Paying from JavaScript: @x402/fetch',
       '## Paying over MCP',
       '## Receipts: proof of delivery',
       '## MCP clients that cannot pay: the stdio bridge',
@@ -43,6 +44,29 @@ describe('llms.txt', () => {
       '## Optional',
     ])
     expect(lines.filter((l) => l.startsWith('# '))).toHaveLength(1)
+  })
+
+  it('gives one @x402/fetch snippet per rail: client, register, wrap, call', () => {
+    const snippets = llmsSnippets(text)
+    expect(snippets).toHaveLength(2)
+    const [evm, svm] = snippets as [string, string]
+    for (const snippet of snippets) {
+      expect(snippet).toContain("import { wrapFetchWithPayment, x402Client } from '@x402/fetch'")
+      expect(snippet).toContain('const client = new x402Client()')
+      expect(snippet).toContain('const payingFetch = wrapFetchWithPayment(fetch, client)')
+      expect(snippet).toContain(`await payingFetch('${BASE}/hash', {`)
+      expect(snippet).toContain(
+        'body: JSON.stringify({"input":"hello world","algorithm":"SHA-256"})',
+      )
+      expect(snippet.split('\n').length).toBeLessThanOrEqual(18)
+    }
+    expect(evm).toContain("import { ExactEvmScheme } from '@x402/evm/exact/client'")
+    expect(evm).toContain("client.register('eip155:8453', new ExactEvmScheme(signer))")
+    expect(svm).toContain("import { ExactSvmScheme } from '@x402/svm/exact/client'")
+    expect(svm).toContain(
+      "client.register('solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', new ExactSvmScheme(signer, { rpcUrl: process.env.SOLANA_RPC_URL }))",
+    )
+    expect(text).toContain('`@x402/svm` needs an RPC URL (`SOLANA_RPC_URL`)')
   })
 
   it('describes the delivery receipt, its claims, the JWKS and the free verification', () => {

@@ -54,6 +54,96 @@ function curlExample(base: string, tool: ToolDefinition | undefined): string[] {
   return [`Try it: ${code(command)} answers 402; an x402 client pays and repeats it.`]
 }
 
+/** The heading of the `@x402/fetch` snippets; the end-to-end test runs the code under it. */
+export const FETCH_SNIPPETS_HEADING = '## Paying from JavaScript: @x402/fetch'
+
+/**
+ * One snippet per configured rail family (the first rail of each): the official `@x402/fetch`
+ * client with the rail's `exact` scheme, paying for the first tool's example, as an ES module that
+ * runs as written on Node 20 (keys from the environment).
+ */
+function fetchSnippets(
+  base: string,
+  tool: ToolDefinition | undefined,
+  rails: readonly GuidedRail[],
+): string[] {
+  if (!tool) return []
+  const call = [
+    'const payingFetch = wrapFetchWithPayment(fetch, client)',
+    `const res = await payingFetch('${base}${tool.path}', {`,
+    "  method: 'POST',",
+    "  headers: { 'Content-Type': 'application/json' },",
+    `  body: JSON.stringify(${JSON.stringify(toolExample(tool).body)}),`,
+    '})',
+    'console.log(res.status, JSON.stringify(await res.json()))',
+  ]
+  const evm = rails.find((r) => r.network.startsWith('eip155:'))
+  const svm = rails.find((r) => r.network.startsWith('solana:'))
+  const lines: string[] = []
+  if (evm) {
+    lines.push(
+      `${evm.name} (\`npm install @x402/fetch @x402/evm viem\`; \`PAYER_PRIVATE_KEY\`: the payer's hex key):`,
+      '',
+      '```js',
+      "import { wrapFetchWithPayment, x402Client } from '@x402/fetch'",
+      "import { ExactEvmScheme } from '@x402/evm/exact/client'",
+      "import { privateKeyToAccount } from 'viem/accounts'",
+      '',
+      'const signer = privateKeyToAccount(process.env.PAYER_PRIVATE_KEY)',
+      'const client = new x402Client()',
+      `client.register('${evm.network}', new ExactEvmScheme(signer))`,
+      ...call,
+      '```',
+      '',
+    )
+  }
+  if (svm) {
+    lines.push(
+      `${svm.name} (\`npm install @x402/fetch @x402/svm @solana/kit\`; \`PAYER_SOLANA_SECRET_KEY\`: ` +
+        "the payer's 64-byte key in base58). `@x402/svm` needs an RPC URL (`SOLANA_RPC_URL`): the " +
+        "client reads the mint and a recent blockhash from it; without `rpcUrl` it uses the network's " +
+        'public Solana endpoint, which cannot see a local devnet.',
+      '',
+      '```js',
+      "import { createKeyPairSignerFromBytes, getBase58Encoder } from '@solana/kit'",
+      "import { wrapFetchWithPayment, x402Client } from '@x402/fetch'",
+      "import { ExactSvmScheme } from '@x402/svm/exact/client'",
+      '',
+      'const key = getBase58Encoder().encode(process.env.PAYER_SOLANA_SECRET_KEY)',
+      'const signer = await createKeyPairSignerFromBytes(key)',
+      'const client = new x402Client()',
+      `client.register('${svm.network}', new ExactSvmScheme(signer, { rpcUrl: process.env.SOLANA_RPC_URL }))`,
+      ...call,
+      '```',
+      '',
+    )
+  }
+  if (lines.length === 0) return []
+  return [
+    FETCH_SNIPPETS_HEADING,
+    '',
+    'Each snippet is an ES module (save it as `pay.mjs`, run `node pay.mjs`): the client answers ' +
+      'the 402, signs for the rail it registered, repeats the request and prints `200` and the ' +
+      'result.',
+    '',
+    ...lines,
+  ]
+}
+
+/**
+ * The JavaScript snippets of an llms.txt built by {@link buildLlmsTxt}, in rail order: the code of
+ * each ```js fence under {@link FETCH_SNIPPETS_HEADING}.
+ *
+ * @example llmsSnippets(text)[0].split('\n')[0] // "import { wrapFetchWithPayment, x402Client } from '@x402/fetch'"
+ */
+export function llmsSnippets(text: string): string[] {
+  const start = text.indexOf(`\n${FETCH_SNIPPETS_HEADING}\n`)
+  if (start < 0) return []
+  const end = text.indexOf('\n## ', start + 1)
+  const section = text.slice(start, end < 0 ? undefined : end)
+  return [...section.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((m) => m[1] as string)
+}
+
 /**
  * Builds /llms.txt (llmstxt.org format: an H1, a blockquote summary, details, then H2 sections of
  * link lists): what the service does, each tool with its price and one example body, how to pay
@@ -101,6 +191,7 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     '',
     ...curlExample(base, options.tools[0]),
     '',
+    ...fetchSnippets(base, options.tools[0], options.rails),
     '## Paying over MCP',
     '',
     ...mcpPaymentSteps(base).map((step, i) => `${i + 1}. ${step}`),

@@ -108,10 +108,10 @@ describe('OpenAPI document', () => {
     )
   })
 
-  it('prices every paid operation in USD and per rail in atomic units', () => {
+  it('prices every paid operation in USDC and per rail in atomic units', () => {
     for (const [path, [, atomic]] of Object.entries(SPEC_PAID)) {
       expect(at('paths', path, 'post', 'x-payment-info')).toEqual({
-        price: { mode: 'fixed', currency: 'USD', amount: atomic === '1000' ? '0.001' : '0.003' },
+        price: { mode: 'fixed', currency: 'USDC', amount: atomic === '1000' ? '0.001' : '0.003' },
         protocols: ['x402'],
         x402: {
           version: 2,

@@ -197,7 +197,7 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
         [X402.responseHeader]: { $ref: '#/components/headers/PaymentResponse' },
       },
       content: json(ref('Failure'), {
-        example: failure('payment_required', 'Payment required: /hash costs 1000 atomic USDC', {
+        example: failure('payment_required', 'Payment required: /hash costs 0.001 USDC', {
           input_check: { valid: true, errors: [] },
         }),
       }),
@@ -256,10 +256,10 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
   return { headers, responses }
 }
 
-/** `x-payment-info` of a paid operation: the price, in USD and per rail in atomic units. */
+/** `x-payment-info` of a paid operation: the price, in USDC and per rail in atomic units. */
 function paymentInfo(tool: ToolDefinition, rails: readonly PublishedRail[]) {
   return {
-    price: { mode: 'fixed', currency: 'USD', amount: toolPrice(tool).usdc },
+    price: { mode: 'fixed', currency: 'USDC', amount: toolPrice(tool).usdc },
     protocols: ['x402'],
     x402: {
       version: X402.version,

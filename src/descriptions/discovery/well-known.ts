@@ -6,7 +6,12 @@ import { networksInWords, usdcDecimal } from '../words.js'
 /** Body of GET /.well-known/x402, the x402 discovery document read by x402scan and others. */
 export const wellKnownSchema = z
   .object({
-    version: z.literal(1).describe('Discovery document version.'),
+    version: z
+      .literal(1)
+      .describe(
+        "The version of this discovery document's format (1), not of the payment protocol: " +
+          'payments use x402 v2 (`x402Version` 2 in every 402).',
+      ),
     resources: z
       .array(z.string())
       .describe('Absolute URLs of the paid resources; each answers an unpaid POST with 402.'),
@@ -32,7 +37,8 @@ export interface WellKnownOptions {
 
 /**
  * Builds the x402 discovery document: `{version: 1, resources, ownershipProofs?, description,
- * instructions}`. Resources are bare URLs: POST is the method crawlers probe by default.
+ * instructions}`. `version` is the format of this document (the one x402 crawlers read), not the
+ * protocol's: the instructions say so, as agents otherwise read it as x402 v1. Resources are bare URLs: POST is the method crawlers probe by default.
  *
  * @example
  * buildWellKnown({ tools: catalog, publicBaseUrl: 'https://tools.example', rails }).resources[0]
@@ -48,6 +54,7 @@ export function buildWellKnown(options: WellKnownOptions): WellKnownX402 {
     ...(proofs.length > 0 ? { ownershipProofs: [...proofs] } : {}),
     description: serviceSummary(options.tools, options.rails),
     instructions:
+      `This document's "version" 1 is its own format's; payments use x402 v${X402.version}. ` +
       `POST a JSON body to a resource. Without payment it answers 402 with a ${X402.requiredHeader} ` +
       `header (Base64 JSON, x402Version ${X402.version}, scheme ${X402.scheme}, one entry per rail: ` +
       `USDC on ${networksInWords(options.rails, 'or')}; prices ${prices.join(' or ')} USDC). ` +

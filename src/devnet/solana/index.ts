@@ -72,6 +72,11 @@ export interface SolanaDevnet {
   usdcBalance(owner: Address): Promise<bigint>
   /** Credits `amount` atomic USDC to `owner`'s ATA, creating the ATA if needed. */
   mint(owner: Address, amount: bigint): Promise<void>
+  /**
+   * Expires the current blockhash (litesvm `expireBlockhash`): transactions signed with it can
+   * no longer land, and the RPC's `isBlockhashValid` says `false` for it.
+   */
+  expireBlockhash(): void
   /** Stops the RPC server. */
   stop(): Promise<void>
 }
@@ -133,6 +138,7 @@ export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Prom
       })),
     usdcBalance: (owner) => readUsdcBalance(svm, owner, usdcMint),
     mint: (owner, amount) => mintUsdc(svm, owner, amount, usdcMint),
+    expireBlockhash: () => svm.expireBlockhash(),
     stop: server.stop,
   }
 }

@@ -7,7 +7,9 @@ import {
   getCompiledTransactionMessageDecoder,
   getCompiledTransactionMessageEncoder,
   getTransactionDecoder,
+  getTransactionEncoder,
   isAddress,
+  isBlockhash,
   isSignature,
   type Signature,
   signature,
@@ -44,6 +46,16 @@ const RENT_EXEMPT_EPOCH = 18_446_744_073_709_551_615n
 
 /** `getSignatureStatuses` accepts at most this many signatures per call. */
 const MAX_SIGNATURE_STATUSES = 256
+
+/** `getSignaturesForAddress` answers at most this many signatures per call (its default too). */
+const MAX_SIGNATURES_FOR_ADDRESS = 1000
+
+/**
+ * Landed transactions kept for `getTransaction` and `getSignaturesForAddress`, oldest dropped
+ * first: a validator without `--enable-rpc-transaction-history` keeps none, and this devnet
+ * needs only those of a dev or test run (each entry holds the wire transaction, about 1 KiB).
+ */
+const RECORDED_TRANSACTIONS = 20_000
 
 const invalidParams = (detail: string) => new RpcError(-32602, `Invalid params: ${detail}`)
 
@@ -165,6 +177,41 @@ export function createSolanaRpcMethods(
 ): Record<string, RpcMethod> {
   /** Slot each signature landed in; litesvm's history stays the source of truth for landing. */
   const landedAt = new Map<string, bigint>()
+  /** What `getTransaction` answers for each landed transaction, in landing order. */
+  const recorded = new Map<string, Recorded>()
+  /** Signatures of the landed transactions that name each account, oldest first. */
+  const byAccount = new Map<string, Signature[]>()
+
+  function record(txSignature: Signature, tx: Transaction): void {
+    const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes)
+    recorded.set(txSignature, {
+      wire: getBase64Decoder().decode(getTransactionEncoder().encode(tx)),
+      slot: slot(),
+      // litesvm's clock does not follow the wall clock; Solana's blockTime is the wall clock's.
+      blockTime: BigInt(Math.floor(Date.now() / 1000)),
+      version: message.version,
+    })
+    for (const account of message.staticAccounts) {
+      const list = byAccount.get(account) ?? []
+      list.push(txSignature)
+      if (list.length > RECORDED_TRANSACTIONS) list.shift()
+      byAccount.set(account, list)
+    }
+    if (recorded.size > RECORDED_TRANSACTIONS) {
+      const [oldest] = recorded.keys()
+      if (oldest !== undefined) recorded.delete(oldest)
+      // Lists lose the dropped signature lazily: getSignaturesForAddress skips unrecorded ones.
+    }
+  }
+
+  function executionStatus(txSignature: Signature) {
+    const landed = svm.getTransaction(txSignature)
+    if (landed === null) return undefined
+    const failed = landed instanceof FailedTransactionMetadata
+    const meta = failed ? landed.meta() : landed
+    const err = failed ? toRpcTransactionError(landed.err()) : null
+    return { err, meta }
+  }
 
   const slot = () => svm.getClock().slot
   const context = () => ({ slot: slot() })
@@ -342,6 +389,7 @@ export function createSolanaRpcMethods(
       svm.sendTransaction(tx)
       if (svm.getTransaction(txSignature) !== null) {
         landedAt.set(txSignature, slot())
+        record(txSignature, tx)
         hooks.onLanded?.(txSignature)
       }
       return txSignature
@@ -357,5 +405,101 @@ export function createSolanaRpcMethods(
       }
       return { context: context(), value: signatures.map(signatureStatus) }
     },
+
+    // A blockhash is valid while litesvm accepts it: only its latest one (`expireBlockhash`
+    // replaces it), so nothing signed with an older one can ever land.
+    isBlockhashValid: (params) => {
+      const blockhash = params[0]
+      if (typeof blockhash !== 'string' || !isBlockhash(blockhash)) {
+        throw invalidParams('invalid blockhash')
+      }
+      return { context: context(), value: blockhash === svm.latestBlockhash() }
+    },
+
+    getSignaturesForAddress: (params) => {
+      const account = addressParam(params[0])
+      const { limit = MAX_SIGNATURES_FOR_ADDRESS, before, until } = config(params, 1)
+      if (
+        typeof limit !== 'number' ||
+        !Number.isInteger(limit) ||
+        limit < 1 ||
+        limit > MAX_SIGNATURES_FOR_ADDRESS
+      ) {
+        throw invalidParams('Invalid limit')
+      }
+      const list = byAccount.get(account) ?? []
+      const answer = []
+      // Newest first, strictly older than `before`, stopping at `until` (excluded), as Solana.
+      let started = before === undefined || before === null
+      for (let i = list.length - 1; i >= 0 && answer.length < limit; i--) {
+        const txSignature = list[i] as Signature
+        if (!started) {
+          started = txSignature === before
+          continue
+        }
+        if (txSignature === until) break
+        const entry = recorded.get(txSignature)
+        const status = executionStatus(txSignature)
+        if (entry === undefined || status === undefined) continue
+        answer.push({
+          signature: txSignature,
+          slot: entry.slot,
+          err: status.err,
+          memo: null,
+          blockTime: entry.blockTime,
+          confirmationStatus: 'finalized',
+        })
+      }
+      return answer
+    },
+
+    getTransaction: (params) => {
+      const txSignature = params[0]
+      if (typeof txSignature !== 'string' || !isSignature(txSignature)) {
+        throw invalidParams('invalid signature')
+      }
+      const { encoding = 'json', maxSupportedTransactionVersion } = config(params, 1)
+      if (encoding !== 'base64' && encoding !== 'base58') {
+        throw invalidParams(`encoding ${String(encoding)} is not supported by this devnet`)
+      }
+      const entry = recorded.get(txSignature)
+      const status = executionStatus(txSignature)
+      if (entry === undefined || status === undefined) return null
+      if (entry.version !== 'legacy' && maxSupportedTransactionVersion === undefined) {
+        throw new RpcError(
+          -32015,
+          `Transaction version (${entry.version}) is not supported by the requesting client. ` +
+            'Please try the request again with the following configuration parameter: ' +
+            '"maxSupportedTransactionVersion": 0',
+        )
+      }
+      const wire =
+        encoding === 'base64'
+          ? entry.wire
+          : getBase58Decoder().decode(getBase64Encoder().encode(entry.wire))
+      return {
+        slot: entry.slot,
+        blockTime: entry.blockTime,
+        version: entry.version,
+        transaction: [wire, encoding],
+        // What litesvm reports; balances and the fee are not recorded by this devnet.
+        meta: {
+          err: status.err,
+          status: status.err === null ? { Ok: null } : { Err: status.err },
+          logMessages: status.meta.logs(),
+          computeUnitsConsumed: status.meta.computeUnitsConsumed(),
+        },
+      }
+    },
   }
+}
+
+/** One landed transaction as `getTransaction` answers it. */
+interface Recorded {
+  /** The wire transaction, base64. */
+  wire: string
+  slot: bigint
+  /** Epoch seconds when it landed. */
+  blockTime: bigint
+  version: 'legacy' | 0
 }

@@ -20,6 +20,14 @@
  *   signature and executes the transaction at once unless it already landed
  * - getSignatureStatuses: landed transactions are `finalized` at once (litesvm executes
  *   synchronously and never forks), with their `err` if execution failed; others are `null`
+ * - isBlockhashValid: true for litesvm's latest blockhash only, the one blockhash it accepts
+ *   (the devnet's `expireBlockhash()` replaces it)
+ * - getSignaturesForAddress: the transactions landed through `sendTransaction` that name the
+ *   account (static keys), newest first, with `limit` (1–1000, default 1000), `before`, `until`
+ * - getTransaction: such a transaction in `base64` or `base58` (`json` is not served), with
+ *   `slot`, `blockTime` (wall clock when it landed), `version` (v0 needs
+ *   `maxSupportedTransactionVersion`, error -32015 as Solana) and `meta` with `err`, `status`,
+ *   `logMessages`, `computeUnitsConsumed` (no balances, no fee); `null` when unknown
  *
  * Every other method is the JSON-RPC error `-32601` "Method not found". `commitment` options are
  * accepted and ignored: there is only one, final, state.

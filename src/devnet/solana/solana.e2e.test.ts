@@ -1,7 +1,10 @@
 import {
   createKeyPairSignerFromBytes,
   createSolanaRpc,
+  getBase58Decoder,
   getBase58Encoder,
+  getBase64Encoder,
+  getTransactionDecoder,
   mainnet,
   signature,
 } from '@solana/kit'
@@ -16,6 +19,7 @@ import { startFacilitatorServer } from '../facilitator-server.js'
 import { registerDevSvmScheme } from './facilitator-scheme.js'
 import { type SolanaDevnet, startSolanaDevnet, USDC_MINT } from './index.js'
 import { createDevKeypair, type DevKeypair } from './keys.js'
+import { usdcAta } from './usdc.js'
 
 const NETWORK = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
 const START_BALANCE = 100_000_000n
@@ -259,6 +263,57 @@ describe('solana devnet', () => {
     } finally {
       await server.stop()
     }
+  })
+
+  // Last: it expires the blockhash every payment so far was signed with.
+  it('serves getSignaturesForAddress, getTransaction and isBlockhashValid as Solana does', async () => {
+    const payer = devnet.payers[2]
+    if (payer === undefined) throw new Error('no payer')
+    const payload = await pay(payer)
+    const settled = await facilitator.settle(payload, requirements)
+    expect(settled.success).toBe(true)
+    const ata = await usdcAta(devnet.payTo)
+    const rpc = createSolanaRpc(mainnet(devnet.rpcUrl))
+    const id = signature(settled.transaction)
+
+    // Newest first, bounded by `limit`, paged with `before`.
+    const all = await rpc.getSignaturesForAddress(ata).send()
+    expect(all[0]).toMatchObject({ signature: id, err: null, confirmationStatus: 'finalized' })
+    expect(all.length).toBeGreaterThan(1)
+    const [newest] = await rpc.getSignaturesForAddress(ata, { limit: 1 }).send()
+    expect(newest?.signature).toBe(id)
+    const next = await rpc.getSignaturesForAddress(ata, { limit: 1, before: id }).send()
+    expect(next.map((e) => e.signature)).toEqual([all[1]?.signature])
+    expect(await rpcCall('getSignaturesForAddress', [ata, { limit: 0 }])).toMatchObject({
+      error: { code: -32602 },
+    })
+    expect(await rpcCall('getSignaturesForAddress', [ata, { limit: 1001 }])).toMatchObject({
+      error: { code: -32602 },
+    })
+
+    // The wire transaction as sent, its first signature the id; v0 needs the client's consent.
+    expect(await rpcCall('getTransaction', [id, { encoding: 'base64' }])).toMatchObject({
+      error: { code: -32015 },
+    })
+    const tx = await rpc
+      .getTransaction(id, { encoding: 'base64', maxSupportedTransactionVersion: 0 })
+      .send()
+    expect(tx?.meta?.err).toBeNull()
+    expect(tx?.version).toBe(0n)
+    const decoded = getTransactionDecoder().decode(
+      getBase64Encoder().encode(tx?.transaction[0] ?? ''),
+    )
+    const [first] = Object.values(decoded.signatures)
+    expect(getBase58Decoder().decode(first ?? new Uint8Array())).toBe(id)
+    const unknown = signature(getBase58Decoder().decode(new Uint8Array(64).fill(9)))
+    expect(await rpc.getTransaction(unknown, { encoding: 'base64' }).send()).toBeNull()
+
+    // Only the latest blockhash is valid; expireBlockhash() replaces it.
+    const blockhash = devnet.svm.latestBlockhash()
+    expect((await rpc.isBlockhashValid(blockhash).send()).value).toBe(true)
+    devnet.expireBlockhash()
+    expect((await rpc.isBlockhashValid(blockhash).send()).value).toBe(false)
+    expect((await rpc.isBlockhashValid(devnet.svm.latestBlockhash()).send()).value).toBe(true)
   })
 
   it('answers an unknown RPC method with -32601 Method not found', async () => {
