@@ -38,6 +38,7 @@ import {
 } from './receipts/index.js'
 import { createRedis, type SharedRedis } from './redis.js'
 import { createToolRunner, type ToolRunner } from './runner/runner.js'
+import { createSettlementJudge, questionOf } from './settlement/index.js'
 import {
   createSettlementResolver,
   RESOLVE_INTERVAL_MS,
@@ -71,12 +72,12 @@ export interface ServiceOverrides {
    */
   metrics?: Metrics
   /**
-   * Judges settlements in doubt on chain (src/settlement: EVM_RPC_URL, SOLANA_RPC_URL) for the
-   * payer's retry and the resolver; none: the facilitator is asked again on a retry, and the
-   * resolver only counts the intents in doubt.
+   * Judges settlements in doubt on chain for the payer's retry and the resolver; by default the
+   * judge of EVM_RPC_URL and SOLANA_RPC_URL (a rail without its URL is not covered: the
+   * facilitator is asked again on a retry, and the resolver only counts its intents in doubt).
    */
   judge?: SettlementJudge
-  /** The judge's question of a payment, also kept in the ledger. */
+  /** The judge's question of a payment, also kept in the ledger; default src/settlement's. */
   questionOf?: QuestionOf
   /** Period of the settlement resolver's passes, in milliseconds; default 10 s. */
   resolveIntervalMs?: number
@@ -213,11 +214,18 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(metrics ? { onRefused: metrics.rateLimited } : {}),
   })
   const ledger = telemetry?.ledger
+  const judge =
+    overrides.judge ??
+    createSettlementJudge({
+      evmRpcUrl: config.evmRpcUrl,
+      solanaRpcUrl: config.solanaRpcUrl,
+      networks: rails.map((rail) => rail.network),
+    })
   let unresolved = 0
   const resolver = ledger
     ? createSettlementResolver({
         ledger,
-        judge: overrides.judge ?? { covers: () => false, judge: neverAsked },
+        judge,
         networks: rails.map((rail) => rail.network),
         record: observer,
         intervalMs: overrides.resolveIntervalMs ?? RESOLVE_INTERVAL_MS,
@@ -262,8 +270,8 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     receipts,
     ...(overrides.env ? { env: overrides.env } : {}),
     ...(ledger ? { ledger, ledgerHoldMs: worstSettleMs(bounds) + LEDGER_HOLD_MARGIN_MS } : {}),
-    ...(overrides.judge ? { judge: overrides.judge } : {}),
-    ...(overrides.questionOf ? { questionOf: overrides.questionOf } : {}),
+    judge,
+    questionOf: overrides.questionOf ?? questionOf,
   })
   const mcpAllowList = resolveAllowList({
     publicBaseUrl: config.publicBaseUrl,
@@ -313,11 +321,6 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     if (redis && !overrides.redis) await redis.close()
   }
   return { app, gate, link, runner, lifecycle, drain, redis, receipts, metrics, resolver, close }
-}
-
-/** The judge of a service without one: it covers no rail, so it is never asked. */
-async function neverAsked(): Promise<never> {
-  throw new Error('no settlement judge is configured')
 }
 
 /** Directory of the generated development files (the receipt key, beside the telemetry salt). */

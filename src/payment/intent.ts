@@ -1,5 +1,5 @@
 import { describeError, logger } from '../logger.js'
-import type { SettlementVerdict } from '../settlement/types.js'
+import type { SettlementQuestion, SettlementVerdict } from '../settlement/types.js'
 import type { LedgerDecision } from '../telemetry/ledger.js'
 import type { GateParts, PaidContext } from './call.js'
 import { CLOCK_SKEW_SECONDS } from './payment-shape.js'
@@ -73,7 +73,8 @@ export async function forgetIntent(parts: GateParts, ctx: PaidContext): Promise<
 
 /**
  * What the chain says of the call's payment, when a judge covers its rail and a question can be
- * built for it; undefined otherwise (the facilitator is asked instead).
+ * had for it: the ledger's (asked as of the payment's first presentation, which the Solana judge
+ * reads its history back to), else a new one. Undefined otherwise (the facilitator is asked).
  *
  * @example const verdict = await judgeCall(parts, ctx) // { kind: 'landed', transaction: '0x…' }
  */
@@ -81,11 +82,14 @@ export async function judgeCall(
   parts: GateParts,
   ctx: PaidContext,
 ): Promise<SettlementVerdict | undefined> {
-  const { judge, questionOf } = parts
-  const { payment, matched } = ctx.presented
+  const { judge, questionOf, ledger } = parts
+  const { payment, matched, identity } = ctx.presented
   if (!judge || !questionOf || !judge.covers(matched.network)) return undefined
   try {
-    const question = questionOf(payment, matched)
+    const stored = await ledger?.get(identity.key).catch(() => undefined)
+    const question = stored?.question
+      ? (JSON.parse(stored.question) as SettlementQuestion)
+      : questionOf(payment, matched)
     if (!question) return undefined
     return await judge.judge(question)
   } catch (error) {

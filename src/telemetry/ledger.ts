@@ -97,9 +97,9 @@ export interface LedgerClaim {
 export interface SettlementLedger {
   /**
    * Writes an intent, held by the caller until `holdUntil` (epoch ms; no resolver claims it
-   * before). An intent still in doubt under the same key keeps its row and creation time and is
-   * held again (a retry of the same payment); a `not_landed` one starts over; a decided one is
-   * left alone.
+   * before). An intent still in doubt under the same key keeps its row, creation time and
+   * question (asked as of the first presentation) and is held again (a retry of the same
+   * payment); a `not_landed` one starts over; a decided one is left alone.
    */
   intend(intent: LedgerIntent, holdUntil: number): Promise<void>
   /**
@@ -153,7 +153,9 @@ export function intendSql(p: (n: number) => string): string {
     VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, NULL, NULL, NULL, ${p(9)})
     ON CONFLICT (payment_key) DO UPDATE SET
       network = excluded.network, amount = excluded.amount, tool = excluded.tool,
-      transport = excluded.transport, expires_at = excluded.expires_at, question = excluded.question,
+      transport = excluded.transport, expires_at = excluded.expires_at,
+      question = CASE WHEN ${t}.outcome IS NULL AND ${t}.question IS NOT NULL
+        THEN ${t}.question ELSE excluded.question END,
       created_at = CASE WHEN ${t}.outcome IS NULL THEN ${t}.created_at ELSE excluded.created_at END,
       outcome = NULL, tx = NULL, decided_at = NULL, claimed_until = excluded.claimed_until
     WHERE ${t}.outcome IS NULL OR ${t}.outcome = 'not_landed'`

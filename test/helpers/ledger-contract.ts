@@ -58,8 +58,14 @@ export function ledgerContract(name: string, open: () => Promise<SettlementLedge
     it('holds a retried intent again without moving its creation time; restarts a not_landed one', async () => {
       const ledger = await open()
       await ledger.intend(intent('pay:r'), T0 + 10)
-      await ledger.intend(intent('pay:r', 5_000), T0 + 90_000)
-      expect((await ledger.get('pay:r'))?.createdAt).toBe(T0)
+      await ledger.intend(
+        { ...intent('pay:r', 5_000), question: '{"network":"eip155:8453","presentedAt":5}' },
+        T0 + 90_000,
+      )
+      expect(await ledger.get('pay:r')).toMatchObject({
+        createdAt: T0,
+        question: intent('pay:r').question,
+      })
       expect(
         await ledger.claim({ now: T0 + 60_000, holdMs: 1000, networks: [BASE], limit: 10 }),
       ).toEqual([])
