@@ -6,6 +6,11 @@ import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402
 import type { PaymentPayload } from '@x402/core/types'
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createBridge } from '../clients/mcp-bridge/src/bridge.js'
+import { SpendLedger } from '../clients/mcp-bridge/src/ledger.js'
+import { createReceiptChecker } from '../clients/mcp-bridge/src/receipts.js'
+import { connectRemote } from '../clients/mcp-bridge/src/remote.js'
+import { createWallet } from '../clients/mcp-bridge/src/wallet.js'
 import type { DevFacilitator, DevStack } from '../src/devnet/stack.js'
 import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
 import type { ToolEnv } from '../src/tools/types.js'
@@ -118,6 +123,41 @@ describe('a settle that landed and lost its answer', () => {
     },
     90_000,
   )
+})
+
+describe('a settle that landed and lost its answer, over MCP', () => {
+  it('is delivered to the MCP bridge on its resend of the same payment: signed once, one transfer, counted once (Base)', async () => {
+    const payer = 3
+    const remote = connectRemote({ mcpUrl: new URL(`${dev.svc.baseUrl}/mcp`), version: '0' })
+    const logs: string[] = []
+    const bridge = createBridge({
+      remote,
+      wallet: await createWallet({
+        evmPrivateKey: stack.evm.payers[payer]?.privateKey as `0x${string}`,
+        solanaRpcUrl: stack.solana.rpcUrl,
+        perCallCap: 10_000n,
+      }),
+      ledger: new SpendLedger({ perCall: 10_000n, perSession: 100_000n }, undefined),
+      log: (m) => logs.push(m),
+      receipts: createReceiptChecker({ serviceUrl: dev.svc.baseUrl }),
+      settlementRetry: { sleep: () => new Promise((resolve) => setTimeout(resolve, 100)) },
+    })
+    try {
+      const before = await payToBalance(stack, 'evm')
+      const settledBefore = (await telemetry.stats()).successful_paid_calls
+      const from = facilitator.received.length
+      facilitator.faults.loseNextSettleAnswers = 1
+      const result = await bridge.callTool('payload_hash', { input: 'delivered over mcp' })
+      expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false)
+      expect(logs.filter((l) => l.startsWith('signed payment for'))).toHaveLength(1)
+      expect(logs.filter((l) => l.includes('resending the same payment'))).toHaveLength(1)
+      expect(settlesSince(from)).toMatchObject([{ answer: 'lost', status: 200 }])
+      expect((await payToBalance(stack, 'evm')) - before).toBe(PRICE)
+      expect((await telemetry.stats()).successful_paid_calls).toBe(settledBefore + 1)
+    } finally {
+      await remote.close()
+    }
+  }, 90_000)
 })
 
 describe('a settle in doubt whose authorization the payer then canceled', () => {
