@@ -119,6 +119,13 @@ export interface SettlementLedger {
   unresolved(before: number): Promise<number>
   /** One intent, or undefined. */
   get(key: string): Promise<LedgerEntry | undefined>
+  /**
+   * Deletes at most `limit` decided intents decided before `before` (epoch ms): the retention of
+   * `TELEMETRY_RETENTION_DAYS`. Intents in doubt are never deleted.
+   *
+   * @returns how many were deleted; fewer than `limit` means none older remain
+   */
+  prune(before: number, limit: number): Promise<number>
 }
 
 /** Schema version 3's table, for both backends (`int` and `text` are the backend's types). */

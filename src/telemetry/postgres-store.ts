@@ -460,6 +460,18 @@ export function createPostgresStore(
         return rows[0] ? entryOf(rows[0]) : undefined
       })
     },
+    prune(before, limit) {
+      return withClient(writeTimeoutMs, async (client) => {
+        const { rowCount } = await client.query(
+          `DELETE FROM ${LEDGER_TABLE} WHERE payment_key IN (
+             SELECT payment_key FROM ${LEDGER_TABLE}
+             WHERE outcome IS NOT NULL AND decided_at < $1::bigint
+             LIMIT $2::int FOR UPDATE SKIP LOCKED)`,
+          [String(before), limit],
+        )
+        return rowCount ?? 0
+      })
+    },
   }
 
   return {

@@ -231,6 +231,7 @@ export interface SqliteCore {
     claim(claim: LedgerClaim): LedgerEntry[]
     unresolved(before: number): number
     get(key: string): LedgerEntry | undefined
+    prune(before: number, limit: number): number
   }
 }
 
@@ -308,6 +309,10 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
         `SELECT COUNT(*) AS n FROM ${LEDGER_TABLE} WHERE outcome IS NULL AND created_at < ?`,
       ).pluck(),
       getIntent: once(`SELECT ${LEDGER_COLUMNS} FROM ${LEDGER_TABLE} WHERE payment_key = ?`),
+      pruneIntents: once(
+        `DELETE FROM ${LEDGER_TABLE} WHERE payment_key IN (SELECT payment_key FROM ${LEDGER_TABLE}
+           WHERE outcome IS NOT NULL AND decided_at < ? LIMIT ?)`,
+      ),
     }
   }
 
@@ -489,6 +494,9 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
           const row = ready(handle).getIntent.get(key) as Record<string, unknown> | undefined
           return row ? entryOf(row) : undefined
         })
+      },
+      prune(before, limit) {
+        return use((handle) => ready(handle).pruneIntents.run(before, limit).changes)
       },
     },
 

@@ -16,6 +16,7 @@ export type WorkerCall =
   | { op: 'ledger.claim'; claim: LedgerClaim }
   | { op: 'ledger.unresolved'; before: number }
   | { op: 'ledger.get'; key: string }
+  | { op: 'ledger.prune'; before: number; limit: number }
 
 /** A {@link WorkerCall} as posted; `id` pairs it with its reply. */
 export type WorkerRequest = WorkerCall & { id: number }

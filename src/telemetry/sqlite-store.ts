@@ -193,6 +193,8 @@ export function createSqliteStore(
       claim: (claim) => request<LedgerEntry[]>({ op: 'ledger.claim', claim }, writeTimeoutMs),
       unresolved: (before) => request<number>({ op: 'ledger.unresolved', before }, readTimeoutMs),
       get: (key) => request<LedgerEntry | undefined>({ op: 'ledger.get', key }, readTimeoutMs),
+      prune: (before, limit) =>
+        request<number>({ op: 'ledger.prune', before, limit }, writeTimeoutMs),
     },
     async close() {
       const current = worker

@@ -38,6 +38,8 @@ function run(request: WorkerRequest): unknown {
       return core.ledger.unresolved(request.before)
     case 'ledger.get':
       return core.ledger.get(request.key)
+    case 'ledger.prune':
+      return core.ledger.prune(request.before, request.limit)
   }
 }
 

@@ -97,7 +97,8 @@ export interface Telemetry {
   payerKey(address: string): string
   /**
    * Runs one retention pass now (it also runs every `pruneIntervalMs`): deletes raw events older
-   * than `retentionDays` whole days, cut at a UTC hour, in batches of {@link PRUNE_BATCH_SIZE}.
+   * than `retentionDays` whole days, cut at a UTC hour, in batches of {@link PRUNE_BATCH_SIZE}, then
+   * the settlement intents decided before the same cut (never one in doubt).
    * Never throws; failures are logged.
    *
    * @returns the number of raw events deleted; 0 when retention is off or the store is down
@@ -313,6 +314,14 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
           if (n < PRUNE_BATCH_SIZE) break
         }
         if (deleted > 0) logger.info({ deleted, before }, 'telemetry: raw events pruned')
+        // Decided settlement intents follow the same retention; those in doubt are kept.
+        let intents = 0
+        while (store.ledger && !closed && ready && !failing) {
+          const n = await store.ledger.prune(before, PRUNE_BATCH_SIZE)
+          intents += n
+          if (n < PRUNE_BATCH_SIZE) break
+        }
+        if (intents > 0) logger.info({ intents, before }, 'telemetry: settlement intents pruned')
       } catch (error) {
         logger.warn(errorFields(error), 'telemetry: pruning raw events failed')
       }
@@ -437,6 +446,10 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
     get: async (key) => {
       await ensureReady()
       return inner.get(key)
+    },
+    prune: async (before, limit) => {
+      await ensureReady()
+      return inner.prune(before, limit)
     },
   }
 

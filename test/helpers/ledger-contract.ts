@@ -116,6 +116,23 @@ export function ledgerContract(name: string, open: () => Promise<SettlementLedge
       expect(solana.map((e) => e.key)).toEqual(['pay:s'])
     })
 
+    it('prunes decided intents decided before a time, never one in doubt', async () => {
+      const ledger = await open()
+      await ledger.intend(intent('pay:p1'), T0)
+      await ledger.intend(intent('pay:p2'), T0)
+      await ledger.intend(intent('pay:p3'), T0)
+      await ledger.intend(intent('pay:p4'), T0)
+      await ledger.decide('pay:p1', { outcome: 'settled', transaction: '0x1', at: T0 + 10 })
+      await ledger.decide('pay:p2', { outcome: 'not_landed', at: T0 + 20 })
+      await ledger.decide('pay:p3', { outcome: 'failed', at: T0 + 90 })
+      expect(await ledger.prune(T0 + 50, 1)).toBe(1)
+      expect(await ledger.prune(T0 + 50, 10)).toBe(1)
+      expect(await ledger.prune(T0 + 50, 10)).toBe(0)
+      expect((await ledger.get('pay:p3'))?.outcome).toBe('failed')
+      expect((await ledger.get('pay:p4'))?.outcome).toBeNull()
+      expect(await ledger.get('pay:p1')).toBeUndefined()
+    })
+
     it('counts the intents in doubt older than a time', async () => {
       const ledger = await open()
       await ledger.intend(intent('pay:o1', 0), T0)

@@ -18,6 +18,7 @@ export function sqliteLedger(): SettlementLedger {
     claim: async (c) => l.claim(c),
     unresolved: async (b) => l.unresolved(b),
     get: async (k) => l.get(k),
+    prune: async (b, n) => l.prune(b, n),
   }
 }
 
