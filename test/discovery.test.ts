@@ -52,6 +52,8 @@ const FREE = {
   '/llms.txt': 'text/plain; charset=utf-8',
   '/robots.txt': 'text/plain; charset=utf-8',
   '/.well-known/x402': 'application/json',
+  '/mcp/server-card': 'application/mcp-server+json',
+  '/.well-known/mcp/catalog.json': 'application/json',
 } as const
 
 describe('free discovery endpoints', () => {
@@ -177,6 +179,61 @@ describe('every paid path in /openapi.json answers an empty POST with 402', () =
   })
 })
 
+describe('the MCP server card (experimental, SEP-2127 draft)', () => {
+  it('serves the card at /mcp/server-card and the MCP Catalog that points at it', async () => {
+    const hono = app()
+    expect(await json('/mcp/server-card', hono)).toEqual({
+      $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+      name: 'example.tools/payload-tools',
+      version: '0.3.0',
+      description: '8 deterministic payload tools for agents, each call paid in USDC with x402.',
+      title: 'Payload Tools',
+      websiteUrl: `${BASE}/`,
+      remotes: [
+        {
+          type: 'streamable-http',
+          url: `${BASE}/mcp`,
+          supportedProtocolVersions: [
+            '2025-11-25',
+            '2025-06-18',
+            '2025-03-26',
+            '2024-11-05',
+            '2024-10-07',
+          ],
+        },
+      ],
+      _meta: {
+        'payload-tools/experimental':
+          'SEP-2127 draft (modelcontextprotocol/experimental-ext-server-card): this card may change shape or place',
+        'payload-tools/tools': catalog.map((tool) => tool.mcpName),
+      },
+    })
+    expect(await json('/.well-known/mcp/catalog.json', hono)).toEqual({
+      specVersion: 'draft',
+      entries: [
+        {
+          identifier: 'urn:mcp:server:example.tools/payload-tools',
+          displayName: 'Payload Tools',
+          mediaType: 'application/mcp-server+json',
+          url: `${BASE}/mcp/server-card`,
+        },
+      ],
+    })
+  })
+
+  it('is linked from /llms.txt and /.well-known/x402', async () => {
+    const hono = app()
+    const llms = await (await get('/llms.txt', hono)).text()
+    expect(llms).toContain(
+      `- [MCP server card](${BASE}/mcp/server-card) (experimental, SEP-2127 draft): where and how to connect to \`/mcp\`; [MCP Catalog](${BASE}/.well-known/mcp/catalog.json) points at it\n`,
+    )
+    const doc = await json('/.well-known/x402', hono)
+    expect(doc.instructions).toContain(
+      `Over MCP: ${BASE}/mcp (Streamable HTTP), described by its server card ${BASE}/mcp/server-card (experimental, SEP-2127 draft).`,
+    )
+  })
+})
+
 describe('/.well-known/x402', () => {
   it('lists the catalogue and every resource answers 402', async () => {
     const hono = app()
@@ -291,6 +348,8 @@ describe('/health and /robots.txt', () => {
         'Allow: /openapi.json$',
         'Allow: /capabilities$',
         'Allow: /.well-known/x402$',
+        'Allow: /mcp/server-card$',
+        'Allow: /.well-known/mcp/catalog.json$',
         'Disallow: /',
         '',
       ].join('\n'),

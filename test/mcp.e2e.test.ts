@@ -1,7 +1,7 @@
 import { request } from 'node:http'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { type CallToolResult, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { PaymentPayload, PaymentRequired, SettleResponse } from '@x402/core/types'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { toolInputSchema } from '../src/descriptions/json-schema.js'
@@ -97,6 +97,27 @@ describe('MCP discovery', () => {
   })
 })
 
+describe('MCP unknown tool', () => {
+  it('answers a mistyped name with -32602 naming the closest tool and every tool, for free', async () => {
+    events.length = 0
+    const error = await call('payload_hsah', { input: 'abc' }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(McpError)
+    expect((error as McpError).code).toBe(-32602)
+    expect((error as McpError).message).toBe(
+      'MCP error -32602: Unknown tool: payload_hsah. Did you mean payload_hash? The tools are payload_hash, payload_base64, payload_hmac, payload_json_validate, payload_jwt_inspect, payload_text_diff, payload_pipeline, payload_inspect (tools/list describes them).',
+    )
+    expect((error as McpError).data).toEqual({
+      tools: catalog.map((t) => t.mcpName),
+      suggestion: 'payload_hash',
+    })
+    const far = await call('weather', {}).catch((e: unknown) => e)
+    expect((far as McpError).message).toBe(
+      `MCP error -32602: Unknown tool: weather. The tools are ${catalog.map((t) => t.mcpName).join(', ')} (tools/list describes them).`,
+    )
+    expect(events).toEqual([])
+  })
+})
+
 describe.each(['evm', 'solana'] as const)('every MCP tool paid on the %s rail', (rail) => {
   it.each(catalog.map((t) => [t.mcpName, t] as const))(
     '%s: unpaid -> PaymentRequired; paid -> result, receipt, payTo +price',
@@ -131,6 +152,57 @@ describe.each(['evm', 'solana'] as const)('every MCP tool paid on the %s rail', 
       expect((await payToBalance(rail)) - before).toBe(BigInt(tool.price))
     },
   )
+})
+
+describe.each(['evm', 'solana'] as const)('a paid MCP result on the %s rail', (rail) => {
+  it('carries a compact _meta (< 1,500 bytes) whose receipt verifies at /receipts/verify', async () => {
+    const args = { input: 'abc' }
+    const { payment } = await signPayment('payload_hash', args, rail, 0)
+    const paid = await call('payload_hash', args, payment)
+    expect(paid.isError).toBeUndefined()
+    // Before the compact form: 2,578 bytes (Base) and 2,771 (Solana) for this call.
+    expect(Buffer.byteLength(JSON.stringify(paid._meta))).toBeLessThan(1500)
+    const settled = paid._meta?.['x402/payment-response'] as SettleResponse
+    // SHA-256 of {"algorithm":"SHA-256","input":"abc"} and of the result, in RFC 8785 form.
+    const digests = {
+      input_sha256: 'd64b45a5c6feb181323c2f2c81bd1ccc8d1f839d88bad2740c347d412404f15f',
+      result_sha256: '52026ee2f8d374b5096e5ddcc30346478aec9d4f9422fa9505a32ce43b9820b7',
+    }
+    expect(paid._meta).toEqual({
+      'x402/payment-response': {
+        success: true,
+        payer: rail === 'evm' ? stack.evm.payers[0]?.address : stack.solana.payers[0]?.address,
+        transaction: expect.stringMatching(
+          rail === 'evm' ? /^0x[0-9a-f]{64}$/ : /^[1-9A-HJ-NP-Za-km-z]{86,88}$/,
+        ),
+        network: networkOf(rail),
+        extensions: {
+          'delivery-receipt': {
+            info: { receipt: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/), ...digests },
+          },
+        },
+      },
+    })
+    const { receipt } = (settled.extensions as Record<string, { info: { receipt: string } }>)[
+      'delivery-receipt'
+    ]?.info ?? { receipt: '' }
+    const { result } = paid.structuredContent as { result: unknown }
+    const res = await fetch(`${svc.baseUrl}/receipts/verify`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ receipt, input: args, result }),
+    })
+    const verdict = await json(res)
+    expect(verdict.valid).toBe(true)
+    expect(verdict.checks).toEqual({ input: 'match', result: 'match', recomputed: 'match' })
+    expect(verdict.claims).toMatchObject({
+      ...digests,
+      tool: 'hash',
+      resource: `${svc.baseUrl}/mcp`,
+      network: networkOf(rail),
+      transaction: settled.transaction,
+    })
+  })
 })
 
 describe('MCP paid calls on the devnet', () => {

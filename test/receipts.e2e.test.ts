@@ -216,7 +216,7 @@ const mcpCall = (name: string, args: unknown, payment?: PaymentPayload) =>
 
 describe('MCP: every tool on both rails', () => {
   for (const tool of catalog) {
-    it(`${tool.mcpName}: _meta["x402/payment-response"] carries the delivery receipt`, async () => {
+    it(`${tool.mcpName}: _meta["x402/payment-response"] carries the compact delivery receipt`, async () => {
       const body = bodyOf(tool)
       for (const rail of RAILS) {
         const unpaid = await mcpCall(tool.mcpName, body)
@@ -228,9 +228,21 @@ describe('MCP: every tool on both rails', () => {
         const { result } = paid.structuredContent as { result: unknown }
         const settlement = paid._meta?.['x402/payment-response'] as SettleResponse
         const resource = `${base}/mcp`
-        await expectReceipt(settlement, { tool, body, result, resource, rail }, required.accepts)
-        expect(settlement.extensions?.['offer-receipt']).toMatchObject({
-          info: { receipt: { format: 'jws' } },
+        const receipt = await expectReceipt(
+          settlement,
+          { tool, body, result, resource, rail },
+          required.accepts,
+        )
+        // The compact form (src/receipts/compact.ts): the JWS and its digests, no schema, no
+        // offer-receipt receipt (HTTP's PAYMENT-RESPONSE carries those).
+        expect(settlement.extensions).toEqual({
+          'delivery-receipt': {
+            info: {
+              receipt,
+              input_sha256: sha256(tool.input.parse(body)),
+              result_sha256: sha256(result),
+            },
+          },
         })
       }
     }, 60_000)

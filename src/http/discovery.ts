@@ -6,6 +6,13 @@ import { buildRobotsTxt } from '../descriptions/discovery/robots.js'
 import { buildWellKnown } from '../descriptions/discovery/well-known.js'
 import { allErrorCodes, type ErrorCodeDoc } from '../descriptions/error-codes.js'
 import { serviceLimits } from '../descriptions/limits.js'
+import {
+  buildMcpCatalog,
+  buildServerCard,
+  MCP_CATALOG_PATH,
+  SERVER_CARD_MEDIA_TYPE,
+  SERVER_CARD_PATH,
+} from '../descriptions/mcp/server-card.js'
 import type { FacilitatorLink } from '../facilitators/link.js'
 import type { Rail } from '../payment/rails.js'
 import type { ToolRunnerOptions } from '../runner/runner.js'
@@ -43,6 +50,8 @@ export const CRAWLABLE_PATHS = [
   '/openapi.json',
   '/capabilities',
   '/.well-known/x402',
+  SERVER_CARD_PATH,
+  MCP_CATALOG_PATH,
 ] as const
 
 /** Static documents may be cached this long, in seconds. */
@@ -59,7 +68,9 @@ function serve(c: Context, body: string, contentType: string, maxAge: number): R
 
 /**
  * Registers the free discovery endpoints (SPEC 4.2) on GET, and so on HEAD: `/openapi.json`,
- * `/llms.txt`, `/capabilities`, `/.well-known/x402` and `/robots.txt`. Other methods fall through to
+ * `/llms.txt`, `/capabilities`, `/.well-known/x402`, `/robots.txt`, and, experimental (SEP-2127
+ * draft), the MCP server card at `/mcp/server-card` and the MCP Catalog at
+ * `/.well-known/mcp/catalog.json` that points at it. Other methods fall through to
  * the app's method-aware not-found handler (405 with `Allow`).
  *
  * Every document is generated from the catalogue once, here, so a catalogue bug (an example that
@@ -99,12 +110,17 @@ export function registerDiscovery(app: Hono, deps: DiscoveryDeps): void {
     buildWellKnown({ ...base, ownershipProofs: deps.ownershipProofs, rails }),
   )
   const robots = buildRobotsTxt(CRAWLABLE_PATHS)
+  const card = buildServerCard(base)
+  const serverCard = JSON.stringify(card)
+  const mcpCatalog = JSON.stringify(buildMcpCatalog(card, deps.publicBaseUrl))
   const capabilities = buildCapabilities({ ...base, maxBodyBytes: deps.maxBodyBytes, rails })
 
   app.get('/openapi.json', (c) => serve(c, openapi, 'application/json', STATIC_MAX_AGE))
   app.get('/llms.txt', (c) => serve(c, llms, 'text/plain; charset=utf-8', STATIC_MAX_AGE))
   app.get('/.well-known/x402', (c) => serve(c, wellKnown, 'application/json', STATIC_MAX_AGE))
   app.get('/robots.txt', (c) => serve(c, robots, 'text/plain; charset=utf-8', STATIC_MAX_AGE))
+  app.get(SERVER_CARD_PATH, (c) => serve(c, serverCard, SERVER_CARD_MEDIA_TYPE, STATIC_MAX_AGE))
+  app.get(MCP_CATALOG_PATH, (c) => serve(c, mcpCatalog, 'application/json', STATIC_MAX_AGE))
   app.get('/capabilities', async (c) => {
     // ready() is cached while the facilitator is healthy, and fails fast while it is down.
     const networks = await deps.link.ready().then(

@@ -535,12 +535,15 @@ describe('MCP endpoint: tools/call', () => {
     expect(runs).toBe(0)
   })
 
-  it('answers an unknown tool with JSON-RPC error -32602', async () => {
+  it('answers an unknown tool with JSON-RPC error -32602 naming the tools', async () => {
     const { client } = await setup()
     const error = await client.callTool({ name: 'nope', arguments: {} }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(McpError)
     expect((error as McpError).code).toBe(-32602)
-    expect((error as McpError).message).toContain('Unknown tool: nope')
+    expect((error as McpError).message).toBe(
+      `MCP error -32602: Unknown tool: nope. The tools are ${echo.mcpName} (tools/list describes them).`,
+    )
+    expect((error as McpError).data).toEqual({ tools: [echo.mcpName] })
   })
 })
 

@@ -6,7 +6,6 @@ import {
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
   type RequestId,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -24,6 +23,7 @@ import { requestPoints } from '../payment/quota.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { type AllowList, dnsRebindingProtection, resolveAllowList } from './dns-rebinding.js'
 import { FAILURE_META_KEY, failureResult, PAYMENT_META_KEY, paidResult } from './results.js'
+import { UnknownToolError } from './unknown-tool.js'
 
 /** What the MCP endpoint is built from. */
 export interface McpOptions {
@@ -95,7 +95,8 @@ const instructions = (tools: readonly ToolDefinition[], rails: readonly ListedRa
  * no session map has to be kept, expired or shared between instances behind a load balancer.
  *
  * `tools/call` results: see {@link paidResult} and {@link failureResult}. An unknown tool name is
- * a JSON-RPC error -32602 (MCP spec, "Error Handling"). The arguments are validated by our Zod
+ * a JSON-RPC error -32602 (MCP spec, "Error Handling") naming the closest tool and every tool
+ * ({@link UnknownToolError}). The arguments are validated by our Zod
  * schemas inside the gate, never by the MCP SDK, so the error codes are the HTTP ones.
  *
  * @example
@@ -126,6 +127,7 @@ export function createMcpHandler(
     })
   }
   const listed = { tools: [...entries.values()].map((e) => e.listed) }
+  const toolNames = [...entries.keys()]
   const serverInstructions = instructions(options.tools, rails)
 
   /**
@@ -140,7 +142,7 @@ export function createMcpHandler(
     request: McpRequest,
   ): Promise<CallToolResult> {
     const entry = entries.get(params.name)
-    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`)
+    if (!entry) throw new UnknownToolError(params.name, toolNames)
     try {
       const { result, settlement } = await gate.execute({
         tool: entry.tool,

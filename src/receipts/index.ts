@@ -18,6 +18,7 @@ import {
   type ReceiptJwks,
 } from './publish.js'
 
+export { type CompactDeliveryInfo, compactSettlement } from './compact.js'
 export {
   DELIVERY_RECEIPT,
   DELIVERY_RECEIPT_TYPE,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { x402Client } from '@x402/core/client'
 import { x402Facilitator } from '@x402/core/facilitator'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
@@ -105,6 +106,23 @@ describe('EVM settlement judge (anvil, official facilitator)', () => {
     await devnet.cancelAuthorization(payer, question.evm?.nonce as Hex)
     expect(await judge.judge(question)).toEqual({ kind: 'not_landed', reason: 'canceled' })
     earlier.canceled = question
+    // Bound to the payer by its keyed hash: the same question with another payer's key is not
+    // this cancellation (a stranger cancelling their own authorization with our nonce).
+    const key = (address: string) => createHash('sha256').update(`k:${address}`).digest('hex')
+    const bound = createEvmJudge({
+      rpcUrl: devnet.rpcUrl,
+      networks: [devnet.network],
+      payerKey: key,
+    })
+    const keyed = questionOf(payment, requirements, undefined, key)
+    expect(keyed?.evm?.payerKey).toBe(key(payer.address.toLowerCase()))
+    expect(JSON.stringify(keyed)).not.toContain(payer.address.slice(2).toLowerCase())
+    expect(await bound.judge(keyed as SettlementQuestion)).toEqual({
+      kind: 'not_landed',
+      reason: 'canceled',
+    })
+    const stranger = { ...question, evm: { ...question.evm, payerKey: key('0x'.padEnd(42, '1')) } }
+    expect((await bound.judge(stranger as SettlementQuestion)).kind).toBe('undecided')
     // And the facilitator can no longer settle it.
     const settled = await facilitator.settle(payment, requirements).catch(() => undefined)
     expect(settled?.success ?? false).toBe(false)

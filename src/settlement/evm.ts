@@ -25,7 +25,7 @@ export const DEFAULT_LOOKBACK_BLOCKS = 450n
 
 /**
  * Seconds before `validBefore` an authorization may have landed: the service accepts one valid
- * for at most `maxTimeoutSeconds` (60 s) plus clock skew, so it was presented, and could land,
+ * for at most `maxTimeoutSeconds` (120 s) plus clock skew (60 s), so it was presented, and could land,
  * no earlier than this before its `validBefore`.
  */
 export const DEFAULT_AUTHORIZATION_SECONDS = 300
@@ -45,6 +45,11 @@ export interface EvmJudgeOptions {
   authorizationSeconds?: number
   /** Timeout of each RPC request, in ms (default 4000). */
   timeoutMs?: number
+  /**
+   * The keyed hash the questions' `evm.payerKey` was made with (lowercase address in): logs whose
+   * authorizer does not hash to it are another address's use of the nonce and are ignored.
+   */
+  payerKey?: (address: string) => string
 }
 
 /**
@@ -61,7 +66,8 @@ export interface EvmJudgeOptions {
  * another amount is someone else's authorization that happened to reuse the nonce: it is not ours,
  * so it proves nothing about our payer's and is ignored (the judge goes on to cancellation and
  * expiry). A cancellation cannot be told apart the same way (it names no transfer) and is taken as
- * the payer's. `expired` is only said when the searched range reaches back to
+ * the payer's, unless the question carries the payer's keyed hash (`evm.payerKey`) and the judge
+ * its `payerKey`: then only logs whose authorizer is that payer count. `expired` is only said when the searched range reaches back to
  * `validBefore - authorizationSeconds` (or the genesis): asked too late, the judge stays
  * `undecided` rather than miss a landed transfer.
  *
@@ -96,12 +102,14 @@ export function createEvmJudge(options: EvmJudgeOptions): SettlementJudge {
       client.getLogs({ ...range, event: AUTHORIZATION_USED }),
       client.getLogs({ ...range, event: AUTHORIZATION_CANCELED }),
     ])
-    for (const log of used.slice(0, MAX_LOGS)) {
+    const payers = <L extends { args: { authorizer?: Address | undefined } }>(logs: L[]) =>
+      logs.filter((log) => byPayer(log.args.authorizer, evm))
+    for (const log of payers(used).slice(0, MAX_LOGS)) {
       if (log.transactionHash && (await paysUs(log.transactionHash, question))) {
         return { kind: 'landed', transaction: log.transactionHash }
       }
     }
-    if (canceled.length > 0) return { kind: 'not_landed', reason: 'canceled' }
+    if (payers(canceled).length > 0) return { kind: 'not_landed', reason: 'canceled' }
     if (head.timestamp < BigInt(evm.validBefore)) {
       return { kind: 'undecided', why: 'unused and still valid' }
     }
@@ -112,6 +120,15 @@ export function createEvmJudge(options: EvmJudgeOptions): SettlementJudge {
       }
     }
     return { kind: 'not_landed', reason: 'expired' }
+  }
+
+  /** Whether a log's authorizer is the question's payer, when both sides can tell. */
+  function byPayer(
+    authorizer: Address | undefined,
+    evm: NonNullable<SettlementQuestion['evm']>,
+  ): boolean {
+    if (!options.payerKey || evm.payerKey === undefined) return true
+    return authorizer !== undefined && options.payerKey(authorizer.toLowerCase()) === evm.payerKey
   }
 
   /** Whether the transaction moved exactly `amount` of `asset` to `payTo`. */

@@ -18,6 +18,8 @@ export interface SettlementJudgeOptions {
   solanaRpcUrl?: string | undefined
   /** The rails' CAIP-2 networks (e.g. `eip155:8453`, `solana:5eykt…`), told apart by prefix. */
   networks: readonly string[]
+  /** The service's keyed hash of a payer address: EVM logs count only for the question's payer. */
+  payerKey?: (address: string) => string
 }
 
 /**
@@ -38,7 +40,13 @@ export function createSettlementJudge(options: SettlementJudgeOptions): Settleme
   const solanaNetworks = options.networks.filter((n) => n.startsWith('solana:'))
   const judges: SettlementJudge[] = []
   if (options.evmRpcUrl && evmNetworks.length > 0) {
-    judges.push(createEvmJudge({ rpcUrl: options.evmRpcUrl, networks: evmNetworks }))
+    judges.push(
+      createEvmJudge({
+        rpcUrl: options.evmRpcUrl,
+        networks: evmNetworks,
+        ...(options.payerKey ? { payerKey: options.payerKey } : {}),
+      }),
+    )
   }
   if (options.solanaRpcUrl && solanaNetworks.length > 0) {
     judges.push(createSolanaJudge({ rpcUrl: options.solanaRpcUrl, networks: solanaNetworks }))

@@ -10,6 +10,7 @@ import type { SettlementQuestion } from './types.js'
 
 const NONCE = /^0x[0-9a-fA-F]{64}$/
 const DECIMAL = /^[0-9]{1,20}$/
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/
 
 /**
  * The question the chain is asked about a settlement in doubt, built from the payment presented
@@ -21,7 +22,9 @@ const DECIMAL = /^[0-9]{1,20}$/
  *   hex) of the payer's signature bytes (the one non-empty signature of a signer other than the
  *   facilitator's fee payer, `requirements.extra.feePayer`).
  * Network, asset, payTo and amount come from the requirements; `presentedAt` is `nowSeconds`
- * (call it when the payment is presented, or pass that time).
+ * (call it when the payment is presented, or pass that time). Given `payerKey` (the service's
+ * keyed hash of a payer address), the EVM question also holds the authorizer's keyed hash, never
+ * the address.
  *
  * The payload's size is bounded by the gate before this runs.
  *
@@ -32,6 +35,7 @@ export function questionOf(
   payment: PaymentPayload,
   requirements: PaymentRequirements,
   nowSeconds: number = Math.floor(Date.now() / 1000),
+  payerKey?: (address: string) => string,
 ): SettlementQuestion | undefined {
   if (requirements.scheme !== 'exact') return undefined
   const { network, asset, payTo, amount } = requirements
@@ -39,7 +43,7 @@ export function questionOf(
   const payload = payment.payload as Record<string, unknown> | undefined
   if (typeof payload !== 'object' || payload === null) return undefined
   if (network.startsWith('eip155:')) {
-    const evm = evmQuestion(payload.authorization)
+    const evm = evmQuestion(payload.authorization, payerKey)
     return evm && { ...base, evm }
   }
   if (network.startsWith('solana:')) {
@@ -50,15 +54,22 @@ export function questionOf(
   return undefined
 }
 
-function evmQuestion(authorization: unknown): SettlementQuestion['evm'] {
+function evmQuestion(
+  authorization: unknown,
+  payerKey: ((address: string) => string) | undefined,
+): SettlementQuestion['evm'] {
   if (typeof authorization !== 'object' || authorization === null) return undefined
-  const { nonce, validBefore } = authorization as Record<string, unknown>
+  const { nonce, validBefore, from } = authorization as Record<string, unknown>
   if (typeof nonce !== 'string' || !NONCE.test(nonce)) return undefined
   // The SDK sends `validBefore` as a decimal string (a uint256); only a plausible epoch is kept.
   const seconds =
     typeof validBefore === 'string' && DECIMAL.test(validBefore) ? Number(validBefore) : Number.NaN
   if (!Number.isSafeInteger(seconds)) return undefined
-  return { nonce: nonce.toLowerCase() as `0x${string}`, validBefore: seconds }
+  const key =
+    payerKey && typeof from === 'string' && EVM_ADDRESS.test(from)
+      ? { payerKey: payerKey(from.toLowerCase()) }
+      : {}
+  return { nonce: nonce.toLowerCase() as `0x${string}`, validBefore: seconds, ...key }
 }
 
 function solanaQuestion(transaction: unknown, feePayer: string): SettlementQuestion['solana'] {

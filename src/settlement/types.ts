@@ -26,6 +26,12 @@ export interface SettlementQuestion {
     nonce: `0x${string}`
     /** The authorization's `validBefore`, in epoch seconds: unused after it, it can never land. */
     validBefore: number
+    /**
+     * The payer's keyed hash (the service's `payerHash`, HMAC-SHA-256 under TELEMETRY_SALT, as
+     * telemetry keeps payers): a log of this nonce counts only when its `authorizer` hashes to
+     * it, so another address using the same nonce proves nothing about this payment.
+     */
+    payerKey?: string
   }
   /**
    * SPL `transferChecked` signed by the payer, fee payer added by the facilitator (whose

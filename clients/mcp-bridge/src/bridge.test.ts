@@ -1,5 +1,4 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { PaymentPayload } from '@x402/core/types'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { type BridgeParts, mirrorTool, SETTLEMENT_META_KEY } from './bridge.js'
@@ -18,6 +17,7 @@ import {
 } from './test-support/fake-remote.js'
 import { BASE, baseOffer, SOL, solanaOffer } from './test-support/offers.js'
 import { testBridge } from './test-support/test-bridge.js'
+import { UnknownToolError } from './unknown-tool.js'
 
 const tools = () => [listedTool('payload_hash', '1000'), listedTool('payload_pipeline', '3000')]
 
@@ -139,9 +139,19 @@ describe('a paid call', () => {
     expect(signatures).toBe(0)
   })
 
-  it('throws InvalidParams for a tool the service does not list', async () => {
+  it('throws InvalidParams for a tool the service does not list, naming the tools', async () => {
     const { bridge } = await bridgeWith()
-    await expect(bridge.callTool('payload_nope', {})).rejects.toThrow(McpError)
+    const error = await bridge.callTool('payload_pipelin', {}).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(UnknownToolError)
+    expect(error).toMatchObject({
+      code: -32602,
+      message:
+        'Unknown tool: payload_pipelin. Did you mean payload_pipeline? The tools are payload_hash, payload_pipeline, payload_tools_spend (tools/list describes them).',
+      data: {
+        tools: ['payload_hash', 'payload_pipeline', 'payload_tools_spend'],
+        suggestion: 'payload_pipeline',
+      },
+    })
     expect(remote.unpaidCalls).toBe(0)
   })
 })

@@ -1,10 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import {
-  type CallToolResult,
-  ErrorCode,
-  McpError,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { isPaymentRequiredV2 } from '@x402/core/schemas'
 import type { PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types'
 import { DayFileError } from './day-file.js'
@@ -15,6 +10,7 @@ import { RAIL_LABEL, type RailId, railOf } from './rails.js'
 import { MAX_RETRY_AFTER_SECONDS, ServiceRateLimitedError } from './rate-limit.js'
 import { type ReceiptChecker, ReceiptRefused } from './receipts.js'
 import { SPEND_TOOL, spendResult, spendTool } from './spend-tool.js'
+import { UnknownToolError } from './unknown-tool.js'
 import { formatUsdc, parseAtomic } from './usdc.js'
 import { chooseOffer, NoPayableRailError, type Wallet } from './wallet.js'
 
@@ -100,7 +96,7 @@ export interface Bridge {
   /**
    * Runs a tool: the spend tool locally, any other on the service, paying for it.
    *
-   * @throws {McpError} InvalidParams for a tool name the service does not list
+   * @throws {UnknownToolError} -32602 for a tool name not listed, naming the closest and every tool
    */
   callTool(name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult>
 }
@@ -290,7 +286,10 @@ export function createBridge(parts: BridgeParts): Bridge {
       return toFailure(unreachable(error))
     }
     const tool = tools.get(name)
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    if (!tool) {
+      const names = [...tools.keys()].filter((t) => t !== SPEND_TOOL)
+      throw new UnknownToolError(name, [...names, SPEND_TOOL])
+    }
     try {
       return await pay(tool, args)
     } catch (error) {

@@ -60,8 +60,8 @@ describe('createBridgeServer', () => {
     expect(tools.map((t) => t.name)).toEqual(['payload_hash', 'payload_tools_spend'])
     const result = await client.callTool({ name: 'payload_hash', arguments: { input: 'abc' } })
     expect(result.structuredContent).toEqual({ ok: true, result: { echoed: true } })
-    await expect(client.callTool({ name: 'payload_nope', arguments: {} })).rejects.toThrow(
-      /Unknown tool: payload_nope/,
+    await expect(client.callTool({ name: 'payload_hsah', arguments: {} })).rejects.toThrow(
+      'MCP error -32602: Unknown tool: payload_hsah. Did you mean payload_hash? The tools are payload_hash, payload_tools_spend (tools/list describes them).',
     )
   })
 

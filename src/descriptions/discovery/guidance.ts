@@ -75,9 +75,11 @@ export function mcpPaymentSteps(base: string): string[] {
     '`tools/call` without payment returns an `isError` result whose `structuredContent` is the ' +
       'PaymentRequired (the same rails and prices as over HTTP).',
     'Sign one of its `accepts` and call the tool again with the PaymentPayload in ' +
-      `\`params._meta["${X402.mcpPaymentMeta}"]\`. The result is \`{ok: true, result}\`, with the ` +
-      `SettleResponse in \`_meta["${X402.mcpResponseMeta}"]\` (the signed delivery receipt in its ` +
-      `\`extensions["${DELIVERY_RECEIPT}"]\`).`,
+      `\`params._meta["${X402.mcpPaymentMeta}"]\`. The result is \`{ok: true, result}\`, with a ` +
+      `compact SettleResponse in \`_meta["${X402.mcpResponseMeta}"]\` (\`success\`, \`payer\`, ` +
+      `\`transaction\`, \`network\`, and in \`extensions["${DELIVERY_RECEIPT}"].info\` the signed ` +
+      'delivery receipt with copies of its `input_sha256` and `result_sha256`; the receipt is ' +
+      'described under receipts, not in every result).',
   ]
 }
 
@@ -104,7 +106,7 @@ export function receiptSteps(base: string): string[] {
       '"result": …}` (input and result optional) answers whether the signature is ours, whether ' +
       'the digests match and, given the input, whether running the tool again gives the result.',
     `The official x402 \`${OFFER_RECEIPT}\` extension is served too: signed offers in every 402's ` +
-      `\`extensions["${OFFER_RECEIPT}"].info.offers\` and, after a settlement, a signed receipt ` +
+      `\`extensions["${OFFER_RECEIPT}"].info.offers\` and, after a settlement over HTTP, a signed receipt ` +
       `(network, resourceUrl, payer, issuedAt, transaction) in the SettleResponse's ` +
       `\`extensions["${OFFER_RECEIPT}"].info.receipt\`; their \`kid\` is a did:web key URL resolved ` +
       `through \`${base}${didDocumentPath(base)}\`.`,

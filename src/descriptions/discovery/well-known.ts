@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { ToolDefinition } from '../../tools/types.js'
-import { type NamedNetwork, serviceSummary, X402 } from '../service-info.js'
+import { SERVER_CARD_PATH } from '../mcp/server-card.js'
+import { MCP_PATH, type NamedNetwork, serviceSummary, X402 } from '../service-info.js'
 import { networksInWords, usdcDecimal } from '../words.js'
 
 /** Body of GET /.well-known/x402, the x402 discovery document read by x402scan and others. */
@@ -62,6 +63,8 @@ export function buildWellKnown(options: WellKnownOptions): WellKnownX402 {
       `client and repeat the same request with the ${X402.signatureHeader} header; the 200 answer ` +
       `is {ok: true, result} with a ${X402.responseHeader} receipt. An unpaid request that carries ` +
       'a body also gets input_check in the 402 body, so never pay for a request that would fail ' +
-      `validation. Schemas and examples: ${base}/openapi.json and ${base}/llms.txt.`,
+      `validation. Schemas and examples: ${base}/openapi.json and ${base}/llms.txt. Over MCP: ` +
+      `${base}${MCP_PATH} (Streamable HTTP), described by its server card ${base}${SERVER_CARD_PATH} ` +
+      '(experimental, SEP-2127 draft).',
   }
 }
