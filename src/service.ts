@@ -46,6 +46,7 @@ import {
 } from './settlement/resolver.js'
 import type { QuestionOf, SettlementJudge } from './settlement/types.js'
 import type { Telemetry } from './telemetry/index.js'
+import { WRITE_TIMEOUT_MS } from './telemetry/limits.js'
 import { payerKey } from './telemetry/payer-key.js'
 import { catalog } from './tools/catalog.js'
 import type { ToolEnv } from './tools/types.js'
@@ -157,6 +158,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     guardTimeoutMs: config.redisUrl || overrides.redis ? config.redisTimeoutMs : 0,
     facilitators: config.facilitators.length,
+    ledgerWriteMs: overrides.telemetry?.ledger ? WRITE_TIMEOUT_MS : 0,
   }
   assertPaidCallBudget(bounds)
   const rails = configuredRails(config)
@@ -213,6 +215,13 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(overrides.rateLimitKeyPrefix ? { keyPrefix: overrides.rateLimitKeyPrefix } : {}),
     ...(metrics ? { onRefused: metrics.rateLimited } : {}),
   })
+  // One keyed hash of payers for the guard and the chain judge, the same on every instance:
+  // telemetry's salt (TELEMETRY_SALT). Without telemetry (tests), TELEMETRY_SALT or a salt of
+  // this process.
+  const salt = config.telemetrySalt ?? randomBytes(32).toString('hex')
+  const payerHash = telemetry
+    ? (payer: string) => telemetry.payerKey(payer)
+    : (payer: string) => payerKey(salt, payer)
   const ledger = telemetry?.ledger
   const judge =
     overrides.judge ??
@@ -220,6 +229,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       evmRpcUrl: config.evmRpcUrl,
       solanaRpcUrl: config.solanaRpcUrl,
       networks: rails.map((rail) => rail.network),
+      payerKey: payerHash,
     })
   let unresolved = 0
   const resolver = ledger
@@ -255,14 +265,11 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     (redis
       ? createRedisGuard({ client: redis.client, readyWaitMs: config.redisTimeoutMs })
       : createMemoryGuard())
-  // One keyed hash of payers for the guard, the same on every instance: telemetry's salt
-  // (TELEMETRY_SALT). Without telemetry (tests), TELEMETRY_SALT or a salt of this process.
-  const salt = config.telemetrySalt ?? randomBytes(32).toString('hex')
   const gate = createPaymentGate({
     link,
     guard,
     runner,
-    payerHash: telemetry ? (payer) => telemetry.payerKey(payer) : (payer) => payerKey(salt, payer),
+    payerHash,
     replayLimit: config.replayLimit,
     canSettle: () => lifecycle.canSettle(),
     observer,
@@ -271,7 +278,10 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(overrides.env ? { env: overrides.env } : {}),
     ...(ledger ? { ledger, ledgerHoldMs: worstSettleMs(bounds) + LEDGER_HOLD_MARGIN_MS } : {}),
     judge,
-    questionOf: overrides.questionOf ?? questionOf,
+    // The EVM question carries the payer's keyed hash: the judge counts only its logs.
+    questionOf:
+      overrides.questionOf ??
+      ((payment, requirements) => questionOf(payment, requirements, undefined, payerHash)),
   })
   const mcpAllowList = resolveAllowList({
     publicBaseUrl: config.publicBaseUrl,

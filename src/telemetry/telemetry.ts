@@ -422,19 +422,41 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
   }
 
   const inner = store.ledger
+  // A paid call waits for these three: each is bounded by the write timeout, as the paid-call
+  // budget counts it (src/payment/budget.ts), whatever the store or its migration does.
+  const bounded = <T>(write: () => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`settlement ledger: no answer within ${s.writeTimeoutMs} ms`)),
+        s.writeTimeoutMs,
+      )
+      write().then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
   const ledger: SettlementLedger | undefined = inner && {
-    intend: async (intent, holdUntil) => {
-      await ensureReady()
-      return inner.intend(intent, holdUntil)
-    },
-    decide: async (key, decision) => {
-      await ensureReady()
-      return inner.decide(key, decision)
-    },
-    forget: async (key) => {
-      await ensureReady()
-      return inner.forget(key)
-    },
+    intend: (intent, holdUntil) =>
+      bounded(async () => {
+        await ensureReady()
+        return inner.intend(intent, holdUntil)
+      }),
+    decide: (key, decision) =>
+      bounded(async () => {
+        await ensureReady()
+        return inner.decide(key, decision)
+      }),
+    forget: (key) =>
+      bounded(async () => {
+        await ensureReady()
+        return inner.forget(key)
+      }),
     claim: async (claim) => {
       await ensureReady()
       return inner.claim(claim)
