@@ -80,6 +80,8 @@ async function main(): Promise<void> {
       : undefined
   // Warm the facilitator link so the first 402 is fast; failures are logged and retried lazily.
   service.link.ready().catch(() => {})
+  // Settlements left in doubt (a crash, a lost answer) are decided now and then periodically.
+  service.resolver?.start()
 
   // Responses not yet written out. Hono's handler returns before @hono/node-server writes the
   // response, so only the socket level knows when a reply (a settled call's above all) is sent.

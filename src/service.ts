@@ -38,7 +38,15 @@ import {
 } from './receipts/index.js'
 import { createRedis, type SharedRedis } from './redis.js'
 import { createToolRunner, type ToolRunner } from './runner/runner.js'
+import { createSettlementJudge, questionOf } from './settlement/index.js'
+import {
+  createSettlementResolver,
+  RESOLVE_INTERVAL_MS,
+  type SettlementResolver,
+} from './settlement/resolver.js'
+import type { QuestionOf, SettlementJudge } from './settlement/types.js'
 import type { Telemetry } from './telemetry/index.js'
+import { WRITE_TIMEOUT_MS } from './telemetry/limits.js'
 import { payerKey } from './telemetry/payer-key.js'
 import { catalog } from './tools/catalog.js'
 import type { ToolEnv } from './tools/types.js'
@@ -64,7 +72,24 @@ export interface ServiceOverrides {
    * {@link createServiceMetrics}.
    */
   metrics?: Metrics
+  /**
+   * Judges settlements in doubt on chain for the payer's retry and the resolver; by default the
+   * judge of EVM_RPC_URL and SOLANA_RPC_URL (a rail without its URL is not covered: the
+   * facilitator is asked again on a retry, and the resolver only counts its intents in doubt).
+   */
+  judge?: SettlementJudge
+  /** The judge's question of a payment, also kept in the ledger; default src/settlement's. */
+  questionOf?: QuestionOf
+  /** Period of the settlement resolver's passes, in milliseconds; default 10 s. */
+  resolveIntervalMs?: number
 }
+
+/**
+ * How much longer than its settle (`worstSettleMs`) a call holds its ledger intent from the
+ * resolver, in milliseconds: the intent's and the outcome's writes (a store write timeout each)
+ * and the event's.
+ */
+export const LEDGER_HOLD_MARGIN_MS = 10_000
 
 /** The assembled service: the Hono app and the parts behind it. */
 export interface Service {
@@ -83,8 +108,13 @@ export interface Service {
   /** The operator metrics; undefined when neither METRICS_TOKEN nor METRICS_PORT is set. */
   metrics: Metrics | undefined
   /**
-   * Stops the tool workers and closes the Redis connection. Call after the requests in flight
-   * ended (`drain.idle()`).
+   * The settlement resolver, with telemetry whose store has the ledger; `start()` it (src/main.ts
+   * does) to decide the intents in doubt at start and then periodically.
+   */
+  resolver: SettlementResolver | undefined
+  /**
+   * Stops the settlement resolver and the tool workers and closes the Redis connection. Call
+   * after the requests in flight ended (`drain.idle()`).
    */
   close(): Promise<void>
 }
@@ -128,6 +158,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     guardTimeoutMs: config.redisUrl || overrides.redis ? config.redisTimeoutMs : 0,
     facilitators: config.facilitators.length,
+    ledgerWriteMs: overrides.telemetry?.ledger ? WRITE_TIMEOUT_MS : 0,
   }
   assertPaidCallBudget(bounds)
   const rails = configuredRails(config)
@@ -184,7 +215,37 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(overrides.rateLimitKeyPrefix ? { keyPrefix: overrides.rateLimitKeyPrefix } : {}),
     ...(metrics ? { onRefused: metrics.rateLimited } : {}),
   })
+  // One keyed hash of payers for the guard and the chain judge, the same on every instance:
+  // telemetry's salt (TELEMETRY_SALT). Without telemetry (tests), TELEMETRY_SALT or a salt of
+  // this process.
+  const salt = config.telemetrySalt ?? randomBytes(32).toString('hex')
+  const payerHash = telemetry
+    ? (payer: string) => telemetry.payerKey(payer)
+    : (payer: string) => payerKey(salt, payer)
+  const ledger = telemetry?.ledger
+  const judge =
+    overrides.judge ??
+    createSettlementJudge({
+      evmRpcUrl: config.evmRpcUrl,
+      solanaRpcUrl: config.solanaRpcUrl,
+      networks: rails.map((rail) => rail.network),
+      payerKey: payerHash,
+    })
+  let unresolved = 0
+  const resolver = ledger
+    ? createSettlementResolver({
+        ledger,
+        judge,
+        networks: rails.map((rail) => rail.network),
+        record: observer,
+        intervalMs: overrides.resolveIntervalMs ?? RESOLVE_INTERVAL_MS,
+        onUnresolved: (count) => {
+          unresolved = count
+        },
+      })
+    : undefined
   metrics?.watch({
+    ...(resolver ? { settlements: () => ({ unresolved }) } : {}),
     pool: () => {
       const { running, queued } = runner.status()
       return { busy: running, queued, workers: runner.options.workers }
@@ -204,20 +265,23 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     (redis
       ? createRedisGuard({ client: redis.client, readyWaitMs: config.redisTimeoutMs })
       : createMemoryGuard())
-  // One keyed hash of payers for the guard, the same on every instance: telemetry's salt
-  // (TELEMETRY_SALT). Without telemetry (tests), TELEMETRY_SALT or a salt of this process.
-  const salt = config.telemetrySalt ?? randomBytes(32).toString('hex')
   const gate = createPaymentGate({
     link,
     guard,
     runner,
-    payerHash: telemetry ? (payer) => telemetry.payerKey(payer) : (payer) => payerKey(salt, payer),
+    payerHash,
     replayLimit: config.replayLimit,
     canSettle: () => lifecycle.canSettle(),
     observer,
     ...(metrics ? { onNote: (note: PaymentNote) => countNote(metrics, note) } : {}),
     receipts,
     ...(overrides.env ? { env: overrides.env } : {}),
+    ...(ledger ? { ledger, ledgerHoldMs: worstSettleMs(bounds) + LEDGER_HOLD_MARGIN_MS } : {}),
+    judge,
+    // The EVM question carries the payer's keyed hash: the judge counts only its logs.
+    questionOf:
+      overrides.questionOf ??
+      ((payment, requirements) => questionOf(payment, requirements, undefined, payerHash)),
   })
   const mcpAllowList = resolveAllowList({
     publicBaseUrl: config.publicBaseUrl,
@@ -261,11 +325,12 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ],
   })
   const close = async () => {
+    await resolver?.stop()
     await runner.close()
     // Only what this service opened: an injected connection belongs to its caller.
     if (redis && !overrides.redis) await redis.close()
   }
-  return { app, gate, link, runner, lifecycle, drain, redis, receipts, metrics, close }
+  return { app, gate, link, runner, lifecycle, drain, redis, receipts, metrics, resolver, close }
 }
 
 /** Directory of the generated development files (the receipt key, beside the telemetry salt). */

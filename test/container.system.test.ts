@@ -93,8 +93,9 @@ beforeAll(async () => {
     PUBLIC_BASE_URL: base,
     TOOL_WORKERS: '1',
     SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
-    // A drain must leave time for one settlement: 10 s of it, the telemetry write and the reply.
-    FACILITATOR_SETTLE_TIMEOUT_MS: '10000',
+    // A drain must leave time for one settlement: 8 s of it, the settlement ledger's two writes,
+    // the telemetry write and the reply.
+    FACILITATOR_SETTLE_TIMEOUT_MS: '8000',
   })
   await waitFor(async () => {
     const res = await fetch(`${base}/health`).catch(() => undefined)

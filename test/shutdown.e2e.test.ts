@@ -50,8 +50,9 @@ async function startChild(port: number): Promise<{ child: ChildProcess; exit: Pr
       TOOL_WORKERS: '1',
       TOOL_QUEUE_LIMIT: '4',
       FACILITATOR_TIMEOUT_MS: '5000',
-      // A drain must leave time for one settlement: 10 s of it, the telemetry write and the reply.
-      FACILITATOR_SETTLE_TIMEOUT_MS: '10000',
+      // A drain must leave time for one settlement: 8 s of it, the settlement ledger's two writes,
+      // the telemetry write and the reply.
+      FACILITATOR_SETTLE_TIMEOUT_MS: '8000',
       SHUTDOWN_TIMEOUT_MS: '15000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

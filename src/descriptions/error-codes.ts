@@ -43,7 +43,7 @@ export const SERVICE_ERROR_CODES = {
   settlement_failed: {
     status: 402,
     meaning:
-      'Settlement failed; the result is withheld and PAYMENT-RESPONSE holds the facilitator response.',
+      'Settlement failed; the result is withheld and PAYMENT-RESPONSE holds the facilitator response, or `errorReason` `settlement_not_landed`: a settlement in doubt that the chain shows can never land (nothing was charged; sign a new payment).',
   },
   invalid_request: {
     status: 400,
@@ -79,7 +79,7 @@ export const SERVICE_ERROR_CODES = {
   settlement_unknown: {
     status: 503,
     meaning:
-      'The tool ran and its settlement was sent, but the facilitator did not say how it ended: the payment may have moved. The result is withheld and the payment held; retry the same payment for the same input within 120 s to settle it and get the result (see "Settlement in doubt").',
+      'The tool ran and its settlement was sent, but the facilitator did not say how it ended: the payment may have moved. The result is withheld and the payment held; retry the same payment for the same input within 120 s to get the result if it landed (judged on chain with EVM_RPC_URL / SOLANA_RPC_URL) or to settle it (see "Settlement in doubt").',
   },
   overloaded: {
     status: 503,

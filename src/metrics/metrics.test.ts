@@ -151,6 +151,9 @@ describe('createMetrics', () => {
     expect(await samples(metrics, 'redis_up')).toEqual({})
     metrics.watch({ redis: () => ({ up: true }) })
     expect(await samples(metrics, 'redis_up')).toEqual({ '': 1 })
+    expect(await samples(metrics, 'settlements_unresolved')).toEqual({})
+    metrics.watch({ settlements: () => ({ unresolved: 3 }) })
+    expect(await samples(metrics, 'settlements_unresolved')).toEqual({ '': 3 })
   })
 
   it("exports prom-client's default process metrics", async () => {

@@ -96,6 +96,11 @@ export interface GaugeSources {
   telemetry?: () => { up: boolean; buffered: number }
   /** Whether the shared Redis connection is ready now. */
   redis?: () => { up: boolean }
+  /**
+   * Settlement intents in doubt (the ledger's, outcome unknown) for more than 5 minutes, as the
+   * settlement resolver last counted them (every store instance's, not only this one's).
+   */
+  settlements?: () => { unresolved: number }
 }
 
 /** Options of {@link createMetrics}. */
@@ -152,7 +157,8 @@ export interface Metrics {
   rateLimited(): void
   /**
    * Sets what the gauges read at each scrape: `tool_pool_busy_workers`, `tool_pool_queue_depth`,
-   * `tool_pool_workers`, `telemetry_store_up`, `telemetry_buffered_events`, `redis_up`. A gauge
+   * `tool_pool_workers`, `telemetry_store_up`, `telemetry_buffered_events`, `redis_up`,
+   * `settlements_unresolved`. A gauge
    * whose source is not given is not exported.
    */
   watch(sources: GaugeSources): void
@@ -315,7 +321,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     readers.set(name, read)
   }
   const watch = (sources: GaugeSources) => {
-    const { pool, telemetry, redis } = sources
+    const { pool, telemetry, redis, settlements } = sources
     if (pool) {
       gauge('tool_pool_busy_workers', 'Tool workers running a call now.', () => pool().busy)
       gauge('tool_pool_queue_depth', 'Tool calls waiting for a worker now.', () => pool().queued)
@@ -329,6 +335,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
         'telemetry_buffered_events',
         'Payment events waiting in memory for the telemetry store.',
         () => telemetry().buffered,
+      )
+    }
+    if (settlements) {
+      gauge(
+        'settlements_unresolved',
+        'Settlements in doubt (sent, outcome unknown) for more than 5 minutes, as the settlement resolver last counted them in the ledger.',
+        () => settlements().unresolved,
       )
     }
     if (redis) {

@@ -53,11 +53,23 @@ describe('the paid-call budget', () => {
       }),
     ).toBe(2 * 100 + 200 + 1000 + 100 + 100 + 2000 + 100)
     expect(worstSettleMs({ settleTimeoutMs: 20_000, guardTimeoutMs: 500 })).toBe(21_000)
+    // The settlement ledger: its intent before the settle and its outcome after, one write each.
+    expect(
+      worstSettleMs({ settleTimeoutMs: 20_000, guardTimeoutMs: 500, ledgerWriteMs: 2000 }),
+    ).toBe(25_000)
   })
 
   it('accepts the defaults on any number of cores, with or without Redis', () => {
     for (const workers of ['1', '2', '3', '16', '256']) {
       expect(() => assertPaidCallBudget(bounds({ TOOL_WORKERS: workers }))).not.toThrow()
+      expect(() =>
+        assertPaidCallBudget({
+          ...bounds({ TOOL_WORKERS: workers }),
+          guardTimeoutMs: 500,
+          ledgerWriteMs: 2000,
+          facilitators: 2,
+        }),
+      ).not.toThrow()
       expect(() =>
         assertPaidCallBudget({ ...bounds({ TOOL_WORKERS: workers }), guardTimeoutMs: 500 }),
       ).not.toThrow()

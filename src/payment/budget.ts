@@ -27,6 +27,11 @@ export interface PaidCallBounds {
    * each bounded by FACILITATOR_TIMEOUT_MS.
    */
   facilitators?: number
+  /**
+   * The telemetry write timeout (2000 ms) when the settlement ledger is on, else 0: the intent is
+   * written before the settle and the outcome after, each bounded by it.
+   */
+  ledgerWriteMs?: number
 }
 
 /** Facilitators verify may try in turn: at least one. */
@@ -36,14 +41,15 @@ const verifyAttempts = (bounds: { facilitators?: number }) => Math.max(1, bounds
  * The longest a settlement takes once started, in milliseconds: the settle request and the one
  * retry the SDK makes of a `settlement_pending` answer (`settleWithPendingRetry`), which share one
  * FACILITATOR_SETTLE_TIMEOUT_MS, then the guard writes that record its outcome (in parallel, one
- * command of at most 2 × REDIS_TIMEOUT_MS). Shutdown starts no settlement it could not wait for.
+ * command of at most 2 × REDIS_TIMEOUT_MS), and the settlement ledger's intent before it and
+ * outcome after it (one write timeout each). Shutdown starts no settlement it could not wait for.
  *
- * @example worstSettleMs({ settleTimeoutMs: 20000, guardTimeoutMs: 500 }) // 21000
+ * @example worstSettleMs({ settleTimeoutMs: 20000, guardTimeoutMs: 500, ledgerWriteMs: 2000 }) // 25000
  */
 export function worstSettleMs(
-  bounds: Pick<PaidCallBounds, 'settleTimeoutMs' | 'guardTimeoutMs'>,
+  bounds: Pick<PaidCallBounds, 'settleTimeoutMs' | 'guardTimeoutMs' | 'ledgerWriteMs'>,
 ): number {
-  return bounds.settleTimeoutMs + 2 * (bounds.guardTimeoutMs ?? 0)
+  return bounds.settleTimeoutMs + 2 * (bounds.guardTimeoutMs ?? 0) + 2 * (bounds.ledgerWriteMs ?? 0)
 }
 
 /**
@@ -98,6 +104,7 @@ export function assertPaidCallBudget(bounds: PaidCallBounds): void {
       `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +
       ` + settle and its one pending retry FACILITATOR_SETTLE_TIMEOUT_MS (${bounds.settleTimeoutMs})` +
       `${redis ? ` + the guard's writes after it 2 × REDIS_TIMEOUT_MS (${2 * redis})` : ''}` +
+      `${bounds.ledgerWriteMs ? ` + the settlement ledger's intent and outcome 2 × ${bounds.ledgerWriteMs}` : ''}` +
       ` = ${worst} ms, more than half of the ${bounds.maxTimeoutSeconds} s a payment stays valid (${limit} ms). ` +
       `Lower FACILITATOR_SETTLE_TIMEOUT_MS, FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS${k > 1 ? ', or list fewer facilitators in FACILITATOR_URL' : ''}.`,
   )

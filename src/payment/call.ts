@@ -4,6 +4,8 @@ import type { Receipts } from '../receipts/index.js'
 import type { CheckedInput } from '../runner/check.js'
 import type { JsonResult } from '../runner/json-result.js'
 import type { Admission, ToolRunner } from '../runner/runner.js'
+import type { QuestionOf, SettlementJudge } from '../settlement/types.js'
+import type { SettlementLedger } from '../telemetry/ledger.js'
 import type { ToolEnv } from '../tools/types.js'
 import type { CallFingerprint, SettlementGuard } from './guard.js'
 import type { Offer } from './offer.js'
@@ -26,6 +28,16 @@ export interface GateParts {
   canSettle: () => boolean
   outcomes: Outcomes
   receipts?: Receipts
+  /** The payments' clock, in epoch milliseconds. */
+  now: () => number
+  /** The write-ahead settlement ledger; absent: no intents are written. */
+  ledger?: SettlementLedger
+  /** How long a call holds its intent from the resolver, in milliseconds (its settle's worst). */
+  ledgerHoldMs: number
+  /** Reads the chains to judge a settlement in doubt; absent: the facilitator is asked again. */
+  judge?: SettlementJudge
+  /** The question the judge is asked of a payment. */
+  questionOf?: QuestionOf
 }
 
 /** What the steps of one paid call share once its payment is read and its input checked. */

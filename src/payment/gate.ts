@@ -13,6 +13,7 @@ import { answerHeld } from './replay.js'
 import { runTool } from './run.js'
 import { settleCall } from './settle.js'
 import {
+  DEFAULT_LEDGER_HOLD_MS,
   DEFAULT_REPLAY_LIMIT,
   type PaidCall,
   type PaidResult,
@@ -96,6 +97,11 @@ function partsOf(options: PaymentGateOptions): GateParts {
       ...(options.onNote ? { onNote: options.onNote } : {}),
     }),
     ...(options.receipts ? { receipts: options.receipts } : {}),
+    now: options.now ?? Date.now,
+    ledgerHoldMs: options.ledgerHoldMs ?? DEFAULT_LEDGER_HOLD_MS,
+    ...(options.ledger ? { ledger: options.ledger } : {}),
+    ...(options.judge ? { judge: options.judge } : {}),
+    ...(options.questionOf ? { questionOf: options.questionOf } : {}),
   }
 }
 

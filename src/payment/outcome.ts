@@ -19,6 +19,20 @@ export interface CallOutcome {
   settlement?: SettleResponse
   /** A settled call answered again. */
   replayed?: boolean
+  /**
+   * False when the event of its settlement is not this call's to emit: the settlement ledger
+   * says another party (the resolver, another retry) decided and counted it, or it is in doubt
+   * with its intent in the ledger, and whoever decides it counts it.
+   */
+  count?: false
+  /** The id of its settlement's event (`settlementEventId`), when it has a ledger intent. */
+  eventId?: string
+  /**
+   * The ledger write of its outcome, run at the exit after the event is recorded: a crash between
+   * the two leaves the intent undecided, and the resolver records the event again under the same
+   * id, which the store keeps once.
+   */
+  decide?: () => Promise<unknown>
 }
 
 /** Options of {@link createOutcomes}. */
@@ -36,7 +50,8 @@ export interface Outcomes {
   /**
    * Records what became of the call, once, at its exit: frees its claim unless its payment was
    * sent to settlement; one payment event (`settled`, awaited before the result is released;
-   * `settle_failed`; `tool_failed_unsettled`); one note for the operators' metrics (a refusal with
+   * `settle_failed`; `tool_failed_unsettled`; none when the ledger leaves it to another party,
+   * see {@link CallOutcome.count}); one note for the operators' metrics (a refusal with
    * its code, a failed verify, a settlement in doubt, a replay); the rate-limit points of a
    * settled payment given back. Never throws.
    *
@@ -74,6 +89,7 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
     })
   const event = (o: CallOutcome, outcome: PaymentEvent['outcome'], payer?: string) => {
     const rail = o.rail ?? { network: 'unknown', amount: '0' }
+    const settles = outcome === 'settled' || outcome === 'settle_failed'
     return emit({
       tool: o.call.tool.id,
       transport: o.call.transport,
@@ -81,6 +97,7 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       amount: rail.amount,
       outcome,
       ...(payer ? { payer } : {}),
+      ...(settles && o.eventId ? { id: o.eventId } : {}),
     })
   }
 
@@ -97,13 +114,16 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       if (o.settle === 'settled') {
         const amount = o.settlement?.amount
         if (amount && o.rail) o.rail = { ...o.rail, amount }
-        await event(o, 'settled', payer)
+        if (o.count !== false) await event(o, 'settled', payer)
+        await o.decide?.()
         o.call.quota?.reward(o.charged)
         return
       }
       if (o.replayed && error === undefined) return note(o, 'replayed')
-      if (o.settle) await event(o, 'settle_failed', payer)
-      else if (o.verified) await event(o, 'tool_failed_unsettled', payer)
+      if (o.settle) {
+        if (o.count !== false) await event(o, 'settle_failed', payer)
+        await o.decide?.()
+      } else if (o.verified) await event(o, 'tool_failed_unsettled', payer)
       const code = (error as { code?: unknown } | undefined)?.code
       if (o.settle === 'unknown') note(o, 'settle_unknown')
       else if (o.verified || o.settle) return

@@ -1,7 +1,9 @@
 import type { SettleResponse } from '@x402/core/types'
 import { logger } from '../logger.js'
+import { settlementEventId } from '../telemetry/event-row.js'
+import type { LedgerDecision } from '../telemetry/ledger.js'
 import type { Answer, GateParts, PaidContext } from './call.js'
-import { callRecords } from './claim.js'
+import { type CallRecords, callRecords } from './claim.js'
 import {
   FacilitatorUnavailableError,
   PaymentConflictError,
@@ -11,6 +13,7 @@ import {
   SettlementUnknownError,
 } from './errors.js'
 import { type GuardRecord, sameCall } from './guard.js'
+import { decideIntent, judgeCall, writeIntent } from './intent.js'
 import { runTool } from './run.js'
 import { settleCall } from './settle.js'
 import { verifyPayment } from './verify.js'
@@ -27,7 +30,8 @@ import { verifyPayment } from './verify.js'
  *   most `replayLimit` times in all; another call is `duplicate_settlement`;
  * - `pending`: `payment_in_progress`, or `duplicate_settlement` for another call;
  * - `spent`: `duplicate_settlement` (its settlement failed);
- * - `unknown`: the very payment, for the same call, is settled again ({@link resettle}).
+ * - `unknown`: the very payment, for the same call, is judged on chain or settled again
+ *   ({@link resettle}).
  *
  * @throws the refusals above; what {@link resettle} throws
  * @example const answer = await answerHeld(parts, ctx, held.key, held.record)
@@ -98,11 +102,17 @@ async function replaySettled(
 
 /**
  * Retries the settlement of a payment whose outcome was unknown: takes the record back
- * atomically (one retry at a time), runs the tool again, asks the facilitator to settle the same
- * payment again, and records what became of it. While the outcome stays unknown the record stays
- * `unknown` (the first attempt may have landed): it is never freed.
+ * atomically (one retry at a time), then asks the chain first when a judge covers the rail:
+ * - `landed`: the payment is settled (record and ledger), the tool runs again and the call is
+ *   answered with the landed transaction ({@link deliverLanded});
+ * - `not_landed`: the payment is freed and the call refused, nothing charged ({@link freeNotLanded});
+ * - `undecided`, or no judge: the tool runs again and the facilitator is asked to settle the same
+ *   payment again. While the outcome stays unknown the record stays `unknown` (the first attempt
+ *   may have landed): it is never freed.
  *
  * @throws {PaymentInProgressError} another retry holds it
+ * @throws {PaymentRequiredError} `settlement_failed`: it can never land (canceled, expired), or the
+ *   facilitator refused it
  * @throws {SettlementUnknownError} still unknown, or the facilitator could not be reached
  */
 async function resettle(
@@ -123,13 +133,102 @@ async function resettle(
     // Never free a payment that may have moved: back to `unknown`.
     release: () => records.put({ ...record, state: 'unknown' }),
   }
+  const verdict = await judgeCall(parts, ctx)
+  if (verdict?.kind === 'landed') return deliverLanded(parts, ctx, record, verdict.transaction)
+  if (verdict?.kind === 'not_landed') return freeNotLanded(parts, ctx, records, verdict.reason)
+  if (verdict) logger.info({ why: verdict.why }, 'settlement in doubt still undecided on chain')
   const ran = await runTool(parts, ctx)
   try {
-    return { ...ran, settlement: await settleCall(parts, ctx, record.payer) }
+    const attempt = { retry: true, judged: verdict !== undefined }
+    return { ...ran, settlement: await settleCall(parts, ctx, record.payer, attempt) }
   } catch (error) {
     if (error instanceof FacilitatorUnavailableError) throw new SettlementUnknownError()
     throw error
   }
+}
+
+/**
+ * A payment in doubt that landed: recorded `settled` (guard and ledger; counted in telemetry
+ * unless the resolver decided it first) before the tool runs again, so that a run that fails
+ * (overloaded, shutting down) leaves a settled payment, which the next retry replays.
+ */
+async function deliverLanded(
+  parts: GateParts,
+  ctx: PaidContext,
+  record: GuardRecord,
+  transaction: string,
+): Promise<Answer> {
+  const { identity, matched } = ctx.presented
+  const settlement: SettleResponse = { success: true, transaction, network: matched.network }
+  ctx.outcome.settle = 'settled'
+  ctx.outcome.settlement = settlement
+  await countOnce(parts, ctx, 'settled', { outcome: 'landed', transaction })
+  await ctx.outcome.claim?.put({
+    call: ctx.fp,
+    payment: identity.key,
+    proof: identity.proof,
+    ...(record.payer ? { payer: record.payer } : {}),
+    state: 'settled',
+    settlement,
+  })
+  logger.info({ tool: ctx.call.tool.id, network: matched.network }, 'settlement in doubt landed')
+  const nowSeconds = parts.env.nowSeconds()
+  const result = await ctx.admission.run(ctx.call.tool, ctx.checked, nowSeconds)
+  return { result, nowSeconds, settlement }
+}
+
+/**
+ * A payment in doubt that can never land: nothing was charged, so its keys are freed (a canceled
+ * or expired authorization presented again fails at verify; there is nothing to settle again) and
+ * the call is refused. Counted `settle_failed` unless the resolver decided it first.
+ */
+async function freeNotLanded(
+  parts: GateParts,
+  ctx: PaidContext,
+  records: CallRecords,
+  reason: 'canceled' | 'expired',
+): Promise<never> {
+  ctx.outcome.settle = 'failed'
+  await countOnce(parts, ctx, 'settle_failed', { outcome: 'not_landed' })
+  await records.release()
+  const errorReason = 'settlement_not_landed'
+  const settlement: SettleResponse = {
+    success: false,
+    errorReason,
+    transaction: '',
+    network: ctx.presented.matched.network,
+  }
+  ctx.outcome.settlement = settlement
+  throw new PaymentRequiredError(
+    'settlement_failed',
+    `The earlier settlement of this payment never landed on chain (authorization ${reason}): nothing was charged and the result is withheld; sign a new payment`,
+    await ctx.offer.refusal(errorReason),
+    { settlement },
+  )
+}
+
+/**
+ * Makes the call the one that counts its payment's outcome (its event under the payment's event
+ * id, then the ledger's decision, at the exit), unless the ledger says it was decided already
+ * (by the resolver, which counted it). The intent is written first: a call whose first write
+ * failed still gets its row.
+ */
+async function countOnce(
+  parts: GateParts,
+  ctx: PaidContext,
+  event: 'settled' | 'settle_failed',
+  decision: Omit<LedgerDecision, 'at'>,
+): Promise<void> {
+  const { outcome } = ctx
+  if (!(await writeIntent(parts, ctx))) return
+  const key = ctx.presented.identity.key
+  const stored = await parts.ledger?.get(key).catch(() => undefined)
+  if (stored?.outcome) {
+    outcome.count = false
+    return
+  }
+  outcome.eventId = settlementEventId(key, event)
+  outcome.decide = () => decideIntent(parts, ctx, decision)
 }
 
 /** Refuses a payment already used: 402 `duplicate_settlement`, saying why. */

@@ -3,12 +3,14 @@ import { SettleError } from '@x402/core/types'
 import { logSafe, marksDown, neverReached } from '../facilitators/failures.js'
 import type { FacilitatorLink, LiveState } from '../facilitators/link.js'
 import { logger } from '../logger.js'
+import { settlementEventId } from '../telemetry/event-row.js'
 import type { GateParts, PaidContext } from './call.js'
 import {
   FacilitatorUnavailableError,
   PaymentRequiredError,
   SettlementUnknownError,
 } from './errors.js'
+import { decideIntent, forgetIntent, writeIntent } from './intent.js'
 
 /**
  * What became of a settlement:
@@ -94,10 +96,25 @@ export function publicSettlement(response: SettleResponse): SettleResponse {
   }
 }
 
+/** How a settle step is attempted: {@link settleCall}. */
+export interface SettleAttempt {
+  /** A retry of a payment in doubt (replay.ts): its intent stays in the ledger whatever happens. */
+  retry?: boolean
+  /**
+   * A chain judge covers its rail (and could not decide it): a facilitator's refusal then is no
+   * proof that nothing moved (a used nonce), so the outcome is left to the resolver.
+   */
+  judged?: boolean
+}
+
 /**
- * The settle step of a call whose tool ran: asks the facilitator to settle, records what became
- * of the payment under every key of the call (settled, with its SettleResponse for replays;
- * spent; unknown), and tells the call's outcome.
+ * The settle step of a call whose tool ran: commits the intent to the settlement ledger, asks the
+ * facilitator to settle, records what became of the payment under every key of the call
+ * (settled, with its SettleResponse for replays; spent; unknown) and in the ledger, and tells
+ * the call's outcome. With an intent, its outcome's event carries the payment's event id and the
+ * ledger is written after that event (at the exit), so that whoever records it (this call, a
+ * retry, the resolver after a crash) it is stored once; an outcome in doubt is counted by whoever
+ * decides it later.
  *
  * @param payer - the payer's keyed hash for the records, if known
  * @returns the SettleResponse of a settled payment
@@ -111,8 +128,11 @@ export async function settleCall(
   parts: GateParts,
   ctx: PaidContext,
   payer: string | undefined,
+  attempt: SettleAttempt = {},
 ): Promise<SettleResponse> {
   const { presented, offer, outcome } = ctx
+  const intended = await writeIntent(parts, ctx)
+  const key = presented.identity.key
   const settled = await settlePayment(
     parts.link,
     ctx.state,
@@ -131,6 +151,11 @@ export async function settleCall(
   switch (settled.kind) {
     case 'settled': {
       outcome.settlement = settled.settlement
+      if (intended) {
+        const { transaction } = settled.settlement
+        outcome.eventId = settlementEventId(key, 'settled')
+        outcome.decide = () => decideIntent(parts, ctx, { outcome: 'settled', transaction })
+      }
       // The record for replays: fingerprint and SettleResponse, never the payer address.
       const { payer: _, ...recorded } = settled.settlement
       await records?.put({ ...base, state: 'settled', settlement: recorded })
@@ -138,6 +163,11 @@ export async function settleCall(
     }
     case 'failed': {
       outcome.settlement = settled.settlement
+      if (intended && attempt.judged) outcome.count = false
+      else if (intended) {
+        outcome.eventId = settlementEventId(key, 'settle_failed')
+        outcome.decide = () => decideIntent(parts, ctx, { outcome: 'failed' })
+      }
       await records?.put({ ...base, state: 'spent' })
       const reason = settled.settlement.errorReason ?? 'settlement_failed'
       throw new PaymentRequiredError(
@@ -148,9 +178,12 @@ export async function settleCall(
       )
     }
     case 'unknown':
+      if (intended) outcome.count = false
       await records?.put({ ...base, state: 'unknown' })
       throw new SettlementUnknownError()
     case 'unsent':
+      if (attempt.retry && intended) outcome.count = false
+      else if (intended) await forgetIntent(parts, ctx)
       // Nothing reached the facilitator: the payment did not move and may be sent again.
       throw new FacilitatorUnavailableError(
         'Payment facilitator is unavailable during settlement; the result is withheld and nothing was charged: retry the same payment',

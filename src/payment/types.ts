@@ -3,6 +3,8 @@ import type { FacilitatorLink } from '../facilitators/link.js'
 import type { Receipts } from '../receipts/index.js'
 import type { JsonResult } from '../runner/json-result.js'
 import type { InputSource, ToolRunner } from '../runner/runner.js'
+import type { QuestionOf, SettlementJudge } from '../settlement/types.js'
+import type { SettlementLedger } from '../telemetry/ledger.js'
 import type { ToolDefinition, ToolEnv } from '../tools/types.js'
 import type { SettlementGuard } from './guard.js'
 import type { PaymentSource } from './presented.js'
@@ -28,6 +30,8 @@ export interface PaymentEvent {
   amount: string
   outcome: PaymentOutcome
   payer?: string
+  /** The event's id, when it may be recorded twice (a settlement outcome with a ledger intent). */
+  id?: string
 }
 
 /**
@@ -163,4 +167,18 @@ export interface PaymentGateOptions {
    * tests of the gate): no receipts.
    */
   receipts?: Receipts
+  /**
+   * The write-ahead settlement ledger (telemetry's store): an intent committed before each
+   * settle, its outcome after. Absent: none is written.
+   */
+  ledger?: SettlementLedger
+  /** How long a call holds its intent from the resolver, in milliseconds; default 60 s. */
+  ledgerHoldMs?: number
+  /** Judges a settlement in doubt on chain (the payer's retry); absent: the facilitator is asked. */
+  judge?: SettlementJudge
+  /** Builds the judge's question of a payment (and the ledger's copy of it). */
+  questionOf?: QuestionOf
 }
+
+/** Default {@link PaymentGateOptions.ledgerHoldMs}: longer than any settle the budget allows. */
+export const DEFAULT_LEDGER_HOLD_MS = 60_000

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { toEventRow } from './event-row.js'
+import { settlementEventId, toEventRow } from './event-row.js'
 import type { PaymentEvent } from './types.js'
 
 const PAYER = '0xAb5801a7D398351b8bE11C439e05C5B3259aeC9B'
@@ -55,6 +55,7 @@ describe('toEventRow', () => {
     [{ at: -1 }, 'at'],
     [{ at: Number.NaN }, 'at'],
     [{ payer: 42 }, 'payer'],
+    [{ id: 'not-a-uuid' }, 'id'],
   ])('rejects %o as an invalid %s', (patch, field) => {
     expect(toEventRow({ ...event, ...patch } as PaymentEvent, 'salt', 0)).toEqual({
       ok: false,
@@ -65,5 +66,14 @@ describe('toEventRow', () => {
   it('accepts the largest 64-bit amount', () => {
     const result = toEventRow({ ...event, amount: '9223372036854775807' }, 'salt', 0)
     expect(result.ok && result.row.amount).toBe('9223372036854775807')
+  })
+
+  it('keeps the id of a settlement outcome, the same for the same payment and outcome', () => {
+    const id = settlementEventId('pay:abc', 'settled')
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(settlementEventId('pay:abc', 'settled')).toBe(id)
+    expect(settlementEventId('pay:abc', 'settle_failed')).not.toBe(id)
+    const result = toEventRow({ ...event, id }, 'salt', 0)
+    expect(result.ok && result.row.id).toBe(id)
   })
 })

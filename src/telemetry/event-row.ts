@@ -1,6 +1,22 @@
 import { payerKey } from './payer-key.js'
 import { type EventRow, OUTCOMES, type PaymentEvent } from './types.js'
-import { uuidV7 } from './uuid-v7.js'
+import { uuidOfName, uuidV7 } from './uuid-v7.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/**
+ * The id of the one telemetry event of a payment's settlement outcome (`settled` or
+ * `settle_failed`), from its ledger key: whoever records it (the call, a retry, the resolver,
+ * twice after a crash), the store keeps it once.
+ *
+ * @example settlementEventId('pay:5f1c…', 'settled') // a fixed UUID for that pair
+ */
+export function settlementEventId(
+  paymentKey: string,
+  outcome: 'settled' | 'settle_failed',
+): string {
+  return uuidOfName(`settlement:${paymentKey}:${outcome}`)
+}
 
 const INT64_MAX = 2n ** 63n - 1n
 const MAX_LABEL_LENGTH = 100
@@ -44,10 +60,11 @@ export function toEventRow(event: PaymentEvent, salt: string, now: number): Even
   if (event.payer !== undefined && typeof event.payer !== 'string') {
     return { ok: false, field: 'payer' }
   }
+  if (event.id !== undefined && !UUID.test(event.id)) return { ok: false, field: 'id' }
   return {
     ok: true,
     row: {
-      id: uuidV7(),
+      id: event.id ?? uuidV7(),
       at,
       tool: event.tool,
       transport: event.transport,

@@ -3,6 +3,16 @@
  * figures read from the rollups, and the reconciliation behind `npm run stats:check`.
  * Imports nothing of ours except the logger.
  */
+
+export { settlementEventId } from './event-row.js'
+export {
+  LEDGER_TABLE,
+  type LedgerDecision,
+  type LedgerEntry,
+  type LedgerIntent,
+  type LedgerOutcome,
+  type SettlementLedger,
+} from './ledger.js'
 export {
   CLOSE_FLUSH_TIMEOUT_MS,
   PRUNE_BATCH_SIZE,

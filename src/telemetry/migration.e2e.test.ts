@@ -112,7 +112,7 @@ describe.each([
 
     await withSnapshot(location, async (reader) => {
       const versions = await reader.all('SELECT version FROM telemetry_schema_version ORDER BY 1')
-      expect(versions.map((v) => Number(v.version))).toEqual([1, 2])
+      expect(versions.map((v) => Number(v.version))).toEqual([1, 2, 3])
       const result = await reconcile(reader, NOW)
       for (const c of result.comparisons) expect(c.differences, c.name).toEqual([])
       expect(result.comparisons.map((c) => c.compared > 0)).toEqual([true, true, true, true, true])

@@ -1,6 +1,14 @@
 import pg from 'pg'
 import { logger } from '../logger.js'
 import {
+  entryOf,
+  intendSql,
+  LEDGER_COLUMNS,
+  LEDGER_TABLE,
+  ledgerDdl,
+  type SettlementLedger,
+} from './ledger.js'
+import {
   INSERT_BATCH_MAX_ROWS,
   MIGRATE_STEP_TIMEOUT_MS,
   READ_TIMEOUT_MS,
@@ -139,6 +147,9 @@ const MIGRATIONS: readonly Step[] = [
       `INSERT INTO ${TABLE.totals} (metric, item, calls, amount)
        SELECT metric, item, calls, amount FROM (${TOTALS_FROM_ROLLUPS_SQL}) AS derived`,
     )
+  },
+  async (client) => {
+    await client.query(ledgerDdl({ int: 'bigint', text: 'text', strict: '' }))
   },
 ]
 
@@ -377,10 +388,97 @@ export function createPostgresStore(
     concurrency: options.writeConcurrency ?? 1,
   })
 
+  const ledger: SettlementLedger = {
+    intend(i, holdUntil) {
+      return withClient(writeTimeoutMs, async (client) => {
+        await client.query(
+          intendSql((n) => `$${n}`),
+          [
+            i.key,
+            i.network,
+            i.amount,
+            i.tool,
+            i.transport,
+            String(i.createdAt),
+            String(i.expiresAt),
+            i.question,
+            String(holdUntil),
+          ],
+        )
+      })
+    },
+    decide(key, d) {
+      return withClient(writeTimeoutMs, async (client) => {
+        const { rowCount } = await client.query(
+          `UPDATE ${LEDGER_TABLE} SET outcome = $1, tx = $2, decided_at = $3
+           WHERE payment_key = $4 AND outcome IS NULL`,
+          [d.outcome, d.transaction ?? null, String(d.at), key],
+        )
+        return (rowCount ?? 0) > 0
+      })
+    },
+    forget(key) {
+      return withClient(writeTimeoutMs, async (client) => {
+        await client.query(
+          `DELETE FROM ${LEDGER_TABLE} WHERE payment_key = $1 AND outcome IS NULL`,
+          [key],
+        )
+      })
+    },
+    claim(c) {
+      // SKIP LOCKED: instances claiming at once take different rows; the outer WHERE re-checks
+      // the hold under the row lock, so a row is never handed to two of them.
+      return withClient(writeTimeoutMs, async (client) => {
+        const { rows } = await client.query(
+          `WITH picked AS (
+             SELECT payment_key AS picked_key FROM ${LEDGER_TABLE}
+             WHERE outcome IS NULL AND claimed_until <= $2 AND network = ANY($3::text[])
+             ORDER BY created_at LIMIT $4 FOR UPDATE SKIP LOCKED)
+           UPDATE ${LEDGER_TABLE} SET claimed_until = $1 FROM picked
+           WHERE payment_key = picked_key AND outcome IS NULL AND claimed_until <= $2
+           RETURNING ${LEDGER_COLUMNS}`,
+          [String(c.now + c.holdMs), String(c.now), [...c.networks], c.limit],
+        )
+        return rows.map(entryOf).sort((a, b) => a.createdAt - b.createdAt)
+      })
+    },
+    unresolved(before) {
+      return withClient(readTimeoutMs, async (client) => {
+        const { rows } = await client.query(
+          `SELECT COUNT(*) AS n FROM ${LEDGER_TABLE} WHERE outcome IS NULL AND created_at < $1`,
+          [String(before)],
+        )
+        return Number(rows[0]?.n ?? 0)
+      })
+    },
+    get(key) {
+      return withClient(readTimeoutMs, async (client) => {
+        const { rows } = await client.query(
+          `SELECT ${LEDGER_COLUMNS} FROM ${LEDGER_TABLE} WHERE payment_key = $1`,
+          [key],
+        )
+        return rows[0] ? entryOf(rows[0]) : undefined
+      })
+    },
+    prune(before, limit) {
+      return withClient(writeTimeoutMs, async (client) => {
+        const { rowCount } = await client.query(
+          `DELETE FROM ${LEDGER_TABLE} WHERE payment_key IN (
+             SELECT payment_key FROM ${LEDGER_TABLE}
+             WHERE outcome IS NOT NULL AND decided_at < $1::bigint
+             LIMIT $2::int FOR UPDATE SKIP LOCKED)`,
+          [String(before), limit],
+        )
+        return rowCount ?? 0
+      })
+    },
+  }
+
   return {
     backend: 'postgres',
     migrate,
     insert,
+    ledger,
     read(windows) {
       return withClient(readTimeoutMs, async (client) => {
         // One statement, so one snapshot for every figure; named, so that each connection parses

@@ -18,6 +18,9 @@ import { HOUR_MS, windowsAt } from './windows.js'
 /** The schema version whose rollups {@link reconcile} knows how to check. */
 export const RECONCILED_SCHEMA_VERSION = 2
 
+/** Later versions with the same rollups: 3 only adds the settlement ledger (ledger.ts). */
+const SAME_ROLLUPS_VERSIONS = [RECONCILED_SCHEMA_VERSION, 3]
+
 /** Most differences listed per comparison; the count is always complete up to this bound. */
 const MAX_LISTED = 20
 
@@ -292,7 +295,7 @@ export async function reconcile(reader: SnapshotReader, now = Date.now()): Promi
     .all(`SELECT MAX(version) AS v FROM ${TABLE.version}`)
     .catch(() => [] as Record<string, unknown>[])
   const schemaVersion = toCount(versions[0]?.v ?? 0)
-  if (schemaVersion !== RECONCILED_SCHEMA_VERSION) {
+  if (!SAME_ROLLUPS_VERSIONS.includes(schemaVersion)) {
     throw new SchemaVersionError(
       `store is at schema version ${schemaVersion}, stats:check reads version ${RECONCILED_SCHEMA_VERSION}` +
         ' (start the service once to migrate it)',

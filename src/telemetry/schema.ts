@@ -6,6 +6,9 @@ import type { Windows } from './windows.js'
 /**
  * Table names and the SQL both backends share, written once so their semantics cannot drift.
  *
+ * Schema version 3 adds `settlement_intents`, the write-ahead settlement ledger (ledger.ts); the
+ * tables below are unchanged.
+ *
  * Schema version 2 (version 1 held the events alone):
  * - `payment_events`: the raw events, kept for `TELEMETRY_RETENTION_DAYS` (default: for ever);
  *   indexed on `at` for pruning only, as nothing serving requests reads it.

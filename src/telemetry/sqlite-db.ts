@@ -1,6 +1,17 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import {
+  entryOf,
+  intendSql,
+  LEDGER_COLUMNS,
+  LEDGER_TABLE,
+  type LedgerClaim,
+  type LedgerDecision,
+  type LedgerEntry,
+  type LedgerIntent,
+  ledgerDdl,
+} from './ledger.js'
 import { mergeTotals, payerCounterDeltas, rollupDelta } from './rollup.js'
 import {
   BACKFILL_BATCH_SIZE,
@@ -157,6 +168,7 @@ const MIGRATIONS: readonly Migration[] = [
     db.exec(V2_DDL)
     backfill(db, batchSize, progress)
   },
+  (db) => db.exec(ledgerDdl({ int: 'INTEGER', text: 'TEXT', strict: ' STRICT' })),
 ]
 
 /** The schema version this code writes. */
@@ -211,6 +223,16 @@ export interface SqliteCore {
   prune(before: number, limit: number): number
   ping(): void
   close(): void
+  /** The settlement ledger's operations (ledger.ts), synchronous. */
+  ledger: {
+    intend(intent: LedgerIntent, holdUntil: number): void
+    decide(key: string, decision: LedgerDecision): boolean
+    forget(key: string): void
+    claim(claim: LedgerClaim): LedgerEntry[]
+    unresolved(before: number): number
+    get(key: string): LedgerEntry | undefined
+    prune(before: number, limit: number): number
+  }
 }
 
 /**
@@ -266,6 +288,30 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
       prune: once(
         `DELETE FROM ${TABLE.events} WHERE rowid IN
            (SELECT rowid FROM ${TABLE.events} WHERE at < ? LIMIT ?)`,
+      ),
+      intend: once(intendSql(() => '?')),
+      decide: once(
+        `UPDATE ${LEDGER_TABLE} SET outcome = ?, tx = ?, decided_at = ?
+         WHERE payment_key = ? AND outcome IS NULL`,
+      ),
+      forget: once(`DELETE FROM ${LEDGER_TABLE} WHERE payment_key = ? AND outcome IS NULL`),
+      // One statement: SQLite runs one writer at a time, so the claim is atomic.
+      claim: once(
+        `UPDATE ${LEDGER_TABLE} SET claimed_until = @until
+         WHERE payment_key IN (
+           SELECT payment_key FROM ${LEDGER_TABLE}
+           WHERE outcome IS NULL AND claimed_until <= @now
+             AND network IN (SELECT value FROM json_each(@networks))
+           ORDER BY created_at LIMIT @limit)
+         RETURNING ${LEDGER_COLUMNS}`,
+      ),
+      unresolved: once(
+        `SELECT COUNT(*) AS n FROM ${LEDGER_TABLE} WHERE outcome IS NULL AND created_at < ?`,
+      ).pluck(),
+      getIntent: once(`SELECT ${LEDGER_COLUMNS} FROM ${LEDGER_TABLE} WHERE payment_key = ?`),
+      pruneIntents: once(
+        `DELETE FROM ${LEDGER_TABLE} WHERE payment_key IN (SELECT payment_key FROM ${LEDGER_TABLE}
+           WHERE outcome IS NOT NULL AND decided_at < ? LIMIT ?)`,
       ),
     }
   }
@@ -399,6 +445,59 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
 
     ping() {
       use((handle) => prepareOnce(handle, 'SELECT 1').get())
+    },
+
+    ledger: {
+      intend(i, holdUntil) {
+        use((handle) =>
+          ready(handle).intend.run(
+            i.key,
+            i.network,
+            BigInt(i.amount),
+            i.tool,
+            i.transport,
+            i.createdAt,
+            i.expiresAt,
+            i.question,
+            holdUntil,
+          ),
+        )
+      },
+      decide(key, d) {
+        return use(
+          (handle) =>
+            ready(handle).decide.run(d.outcome, d.transaction ?? null, d.at, key).changes > 0,
+        )
+      },
+      forget(key) {
+        use((handle) => ready(handle).forget.run(key))
+      },
+      claim(c) {
+        return use((handle) =>
+          (
+            ready(handle).claim.all({
+              until: c.now + c.holdMs,
+              now: c.now,
+              networks: JSON.stringify(c.networks),
+              limit: c.limit,
+            }) as Record<string, unknown>[]
+          )
+            .map(entryOf)
+            .sort((a, b) => a.createdAt - b.createdAt),
+        )
+      },
+      unresolved(before) {
+        return use((handle) => Number(ready(handle).unresolved.get(before)))
+      },
+      get(key) {
+        return use((handle) => {
+          const row = ready(handle).getIntent.get(key) as Record<string, unknown> | undefined
+          return row ? entryOf(row) : undefined
+        })
+      },
+      prune(before, limit) {
+        return use((handle) => ready(handle).pruneIntents.run(before, limit).changes)
+      },
     },
 
     close() {

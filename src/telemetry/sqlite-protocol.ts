@@ -1,3 +1,4 @@
+import type { LedgerClaim, LedgerDecision, LedgerIntent } from './ledger.js'
 import type { EventRow } from './types.js'
 import type { Windows } from './windows.js'
 
@@ -9,6 +10,13 @@ export type WorkerCall =
   | { op: 'prune'; before: number; limit: number }
   | { op: 'ping' }
   | { op: 'close' }
+  | { op: 'ledger.intend'; intent: LedgerIntent; holdUntil: number }
+  | { op: 'ledger.decide'; key: string; decision: LedgerDecision }
+  | { op: 'ledger.forget'; key: string }
+  | { op: 'ledger.claim'; claim: LedgerClaim }
+  | { op: 'ledger.unresolved'; before: number }
+  | { op: 'ledger.get'; key: string }
+  | { op: 'ledger.prune'; before: number; limit: number }
 
 /** A {@link WorkerCall} as posted; `id` pairs it with its reply. */
 export type WorkerRequest = WorkerCall & { id: number }

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { logger } from '../logger.js'
+import type { LedgerEntry } from './ledger.js'
 import {
   INSERT_BATCH_MAX_ROWS,
   MIGRATE_STEP_TIMEOUT_MS,
@@ -183,6 +184,18 @@ export function createSqliteStore(
     read: (windows) => request<Rollups>({ op: 'read', windows }, readTimeoutMs),
     prune: (before, limit) => request<number>({ op: 'prune', before, limit }, writeTimeoutMs),
     ping: () => request<void>({ op: 'ping' }, writeTimeoutMs),
+    ledger: {
+      intend: (intent, holdUntil) =>
+        request<void>({ op: 'ledger.intend', intent, holdUntil }, writeTimeoutMs),
+      decide: (key, decision) =>
+        request<boolean>({ op: 'ledger.decide', key, decision }, writeTimeoutMs),
+      forget: (key) => request<void>({ op: 'ledger.forget', key }, writeTimeoutMs),
+      claim: (claim) => request<LedgerEntry[]>({ op: 'ledger.claim', claim }, writeTimeoutMs),
+      unresolved: (before) => request<number>({ op: 'ledger.unresolved', before }, readTimeoutMs),
+      get: (key) => request<LedgerEntry | undefined>({ op: 'ledger.get', key }, readTimeoutMs),
+      prune: (before, limit) =>
+        request<number>({ op: 'ledger.prune', before, limit }, writeTimeoutMs),
+    },
     async close() {
       const current = worker
       if (!current) return

@@ -26,6 +26,20 @@ function run(request: WorkerRequest): unknown {
       return core.ping()
     case 'close':
       return core.close()
+    case 'ledger.intend':
+      return core.ledger.intend(request.intent, request.holdUntil)
+    case 'ledger.decide':
+      return core.ledger.decide(request.key, request.decision)
+    case 'ledger.forget':
+      return core.ledger.forget(request.key)
+    case 'ledger.claim':
+      return core.ledger.claim(request.claim)
+    case 'ledger.unresolved':
+      return core.ledger.unresolved(request.before)
+    case 'ledger.get':
+      return core.ledger.get(request.key)
+    case 'ledger.prune':
+      return core.ledger.prune(request.before, request.limit)
   }
 }
 

@@ -596,8 +596,27 @@ describe.each([
     expect(old).toBeGreaterThan(2_000) // several batches of 1,000
     const before = await telemetry.stats()
     expect(before.paid_calls).toBe(1_500)
+    // Settlement intents: one decided before the cut (pruned), one still in doubt (kept).
+    const ledger = store.ledger
+    if (!ledger) throw new Error('the store has a settlement ledger')
+    for (const key of ['pay:decided', 'pay:doubt']) {
+      const intent = {
+        key,
+        network: BASE,
+        amount: '1000',
+        tool: 'hash',
+        transport: 'http' as const,
+      }
+      await ledger.intend(
+        { ...intent, createdAt: cutoff - DAY, expiresAt: cutoff - DAY, question: null },
+        0,
+      )
+    }
+    await ledger.decide('pay:decided', { outcome: 'settled', transaction: '0x1', at: cutoff - DAY })
 
     expect(await telemetry.prune()).toBe(old)
+    expect(await fx.count('SELECT COUNT(*) FROM settlement_intents')).toBe(1)
+    expect((await ledger.get('pay:doubt'))?.outcome).toBeNull()
     expect(await fx.count('SELECT COUNT(*) FROM payment_events')).toBe(rows.length - old)
     expect(await fx.count(`SELECT COUNT(*) FROM payment_events WHERE at < ${cutoff}`)).toBe(0)
     expect(await telemetry.stats()).toEqual(before)
@@ -728,7 +747,7 @@ describe.each([
       await store.insert([row])
       await store.insert([row, { ...row, id: '5d7c9a0e-2b4f-4e8a-8c1d-7f6e5a4b3c21', amount: '0' }])
       expect(await fx.count('SELECT COUNT(*) FROM payment_events')).toBe(2)
-      expect(await fx.count('SELECT COUNT(*) FROM telemetry_schema_version')).toBe(2)
+      expect(await fx.count('SELECT COUNT(*) FROM telemetry_schema_version')).toBe(3)
       // The row written twice counted once in the rollups too.
       expect(await fx.count(`SELECT calls FROM usage_totals WHERE metric = 'outcome'`)).toBe(2)
       // 2^63 - 1 has no exact double: the sum must come back through bigint, not a number.

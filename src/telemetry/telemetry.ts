@@ -1,5 +1,6 @@
 import { logger } from '../logger.js'
 import { toEventRow } from './event-row.js'
+import type { SettlementLedger } from './ledger.js'
 import {
   CLOSE_FLUSH_TIMEOUT_MS,
   FLUSH_BATCH_SIZE,
@@ -96,12 +97,19 @@ export interface Telemetry {
   payerKey(address: string): string
   /**
    * Runs one retention pass now (it also runs every `pruneIntervalMs`): deletes raw events older
-   * than `retentionDays` whole days, cut at a UTC hour, in batches of {@link PRUNE_BATCH_SIZE}.
+   * than `retentionDays` whole days, cut at a UTC hour, in batches of {@link PRUNE_BATCH_SIZE}, then
+   * the settlement intents decided before the same cut (never one in doubt).
    * Never throws; failures are logged.
    *
    * @returns the number of raw events deleted; 0 when retention is off or the store is down
    */
   prune(): Promise<number>
+  /**
+   * The write-ahead settlement ledger in the same store (ledger.ts), migrated before its first
+   * operation; its operations are never buffered: each throws when the store cannot commit it.
+   * Absent when the store has none (test doubles).
+   */
+  readonly ledger?: SettlementLedger
   /** Stops retrying, flushes the buffer (at most {@link CLOSE_FLUSH_TIMEOUT_MS}), closes the store. */
   close(): Promise<void>
 }
@@ -306,6 +314,14 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
           if (n < PRUNE_BATCH_SIZE) break
         }
         if (deleted > 0) logger.info({ deleted, before }, 'telemetry: raw events pruned')
+        // Decided settlement intents follow the same retention; those in doubt are kept.
+        let intents = 0
+        while (store.ledger && !closed && ready && !failing) {
+          const n = await store.ledger.prune(before, PRUNE_BATCH_SIZE)
+          intents += n
+          if (n < PRUNE_BATCH_SIZE) break
+        }
+        if (intents > 0) logger.info({ intents, before }, 'telemetry: settlement intents pruned')
       } catch (error) {
         logger.warn(errorFields(error), 'telemetry: pruning raw events failed')
       }
@@ -405,9 +421,64 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
     return closing
   }
 
+  const inner = store.ledger
+  // A paid call waits for these three: each is bounded by the write timeout, as the paid-call
+  // budget counts it (src/payment/budget.ts), whatever the store or its migration does.
+  const bounded = <T>(write: () => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`settlement ledger: no answer within ${s.writeTimeoutMs} ms`)),
+        s.writeTimeoutMs,
+      )
+      write().then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
+  const ledger: SettlementLedger | undefined = inner && {
+    intend: (intent, holdUntil) =>
+      bounded(async () => {
+        await ensureReady()
+        return inner.intend(intent, holdUntil)
+      }),
+    decide: (key, decision) =>
+      bounded(async () => {
+        await ensureReady()
+        return inner.decide(key, decision)
+      }),
+    forget: (key) =>
+      bounded(async () => {
+        await ensureReady()
+        return inner.forget(key)
+      }),
+    claim: async (claim) => {
+      await ensureReady()
+      return inner.claim(claim)
+    },
+    unresolved: async (before) => {
+      await ensureReady()
+      return inner.unresolved(before)
+    },
+    get: async (key) => {
+      await ensureReady()
+      return inner.get(key)
+    },
+    prune: async (before, limit) => {
+      await ensureReady()
+      return inner.prune(before, limit)
+    },
+  }
+
   return {
     start,
     record,
+    ...(ledger ? { ledger } : {}),
     stats,
     health,
     prune,

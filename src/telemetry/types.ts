@@ -1,3 +1,4 @@
+import type { SettlementLedger } from './ledger.js'
 import type { Windows } from './windows.js'
 
 /**
@@ -44,6 +45,11 @@ export interface PaymentEvent {
   payer?: string
   /** Event time in epoch milliseconds; defaults to the telemetry clock's now. */
   at?: number
+  /**
+   * A lower-case UUID naming the event, when it may be recorded more than once (a settlement's
+   * outcome: `settlementEventId`); the store keeps one row per id. Default: a fresh one.
+   */
+  id?: string
 }
 
 /**
@@ -175,6 +181,8 @@ export interface TelemetryStore {
   prune(before: number, limit: number): Promise<number>
   /** Cheap round trip proving the store answers. */
   ping(): Promise<void>
+  /** The write-ahead settlement ledger in this store (ledger.ts); absent in test doubles. */
+  readonly ledger?: SettlementLedger
   /** Releases connections, file handles and threads. */
   close(): Promise<void>
 }

@@ -17,6 +17,8 @@ import { OverloadedError } from '../../src/runner/errors.js'
 import { JsonResult } from '../../src/runner/json-result.js'
 import { readMessages } from '../../src/runner/messages.js'
 import type { Admission, InputSource, ToolRunner } from '../../src/runner/runner.js'
+import type { QuestionOf, SettlementJudge } from '../../src/settlement/types.js'
+import type { SettlementLedger } from '../../src/telemetry/ledger.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from '../../src/tools/types.js'
 
 // Test doubles for unit tests of our own adapters (gate, HTTP, MCP). End-to-end tests use the
@@ -195,6 +197,12 @@ export function fakeGate(
     guard?: SettlementGuard
     /** Signs receipts and offers (the gate has none without it). */
     receipts?: Receipts
+    /** The settlement ledger, judge and question builder (issue 30); none by default. */
+    ledger?: SettlementLedger
+    judge?: SettlementJudge
+    questionOf?: QuestionOf
+    /** Also told of every payment event, after the recorded list (telemetry, in tests). */
+    observer?: (event: PaymentEvent) => Promise<void>
   } = {},
 ) {
   const runner = extra.runner ?? inlineRunner()
@@ -240,8 +248,12 @@ export function fakeGate(
     ...(extra.canSettle ? { canSettle: extra.canSettle } : {}),
     ...(extra.env ? { env: extra.env } : {}),
     ...(extra.receipts ? { receipts: extra.receipts } : {}),
+    ...(extra.ledger ? { ledger: extra.ledger } : {}),
+    ...(extra.judge ? { judge: extra.judge } : {}),
+    ...(extra.questionOf ? { questionOf: extra.questionOf } : {}),
     observer: async (e) => {
       events.push(e)
+      await extra.observer?.(e)
     },
   })
   /**
