@@ -358,6 +358,13 @@ export function createFacilitatorRouter(options: FacilitatorRouterOptions): Faci
           }
           failed(e, 'settle', error)
           lastError = error
+          if (pinned && neverReached(error)) {
+            // An earlier attempt of this payload was sent: the payment may have moved, so this
+            // is a settlement in doubt, never "never reached" (which would free the payment).
+            throw new Error(
+              `Facilitator settle retry not delivered (${shortReason(error)}); an earlier attempt was sent`,
+            )
+          }
           if (pinned || !neverReached(error)) throw error
           const next = able[i + 1]
           if (next) {
