@@ -327,7 +327,7 @@ describe('fuzzing the HTTP surface', () => {
               400,
               {
                 ok: false,
-                error: expected.error.message,
+                error: `${expected.error.message}; nothing was charged`,
                 code: expected.error.code,
                 ...(expected.error.details ? { details: expected.error.details } : {}),
                 request_id: res.headers.get('x-request-id'),
@@ -443,7 +443,7 @@ describe('fuzzing the MCP surface', () => {
             const envelope = result._meta?.[FAILURE_META_KEY] as Record<string, unknown>
             expect([envelope.code, envelope.error]).toEqual([
               expected.error.code,
-              expected.error.message,
+              `${expected.error.message}; nothing was charged`,
             ])
             expect(await payToBalance(dev.stack, rail)).toBe(before)
             return

@@ -97,6 +97,9 @@ export function describeFailure(error: unknown): Failure {
   return failure
 }
 
+/** Appended to a tool's refusal: a call whose tool refused it is never settled. */
+export const NOTHING_CHARGED = '; nothing was charged'
+
 function describe(error: unknown): Failure {
   if (error instanceof PaymentRequiredError) {
     const extra = error.extras.inputCheck ? { input_check: error.extras.inputCheck } : {}
@@ -109,12 +112,15 @@ function describe(error: unknown): Failure {
     return fail(error.code, error.message, { issues: error.issues })
   }
   if (error instanceof ToolError) {
-    // Every tool code is a 400 (src/tools/errors.ts).
+    // Every tool code is a 400 (src/tools/errors.ts). A tool that refused its input is never
+    // settled: the payer reads that here, not only in the docs.
     return {
       status: 400,
       body: {
         ok: false,
-        error: error.message,
+        error: error.message.endsWith(NOTHING_CHARGED)
+          ? error.message
+          : `${error.message}${NOTHING_CHARGED}`,
         code: error.code,
         ...(error.details ? { details: error.details } : {}),
       },

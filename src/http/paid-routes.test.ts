@@ -153,7 +153,7 @@ describe('paid HTTP routes', () => {
     expect(await json(res)).toEqual({
       ok: false,
       code: 'invalid_unicode',
-      error: 'tool refused',
+      error: 'tool refused; nothing was charged',
       request_id: REQUEST_ID,
     })
     expect(calls).toEqual({ supported: 1, verify: 1, settle: 0 })

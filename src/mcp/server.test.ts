@@ -314,7 +314,7 @@ describe('MCP endpoint: tools/call', () => {
     expect(result.structuredContent).toEqual({
       ok: false,
       code: 'invalid_unicode',
-      error: 'tool refused',
+      error: 'tool refused; nothing was charged',
       details: { offset: 0 },
     })
     expect(result._meta?.['x402/payment-response']).toBeUndefined()
