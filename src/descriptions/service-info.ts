@@ -1,3 +1,4 @@
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server'
 import type { ToolDefinition } from '../tools/types.js'
 import { networksInWords, usdcDecimal } from './words.js'
 
@@ -60,6 +61,17 @@ export const X402 = {
 
 /** Path of the MCP endpoint (SPEC 4.3). */
 export const MCP_PATH = '/mcp'
+
+/**
+ * The MCP protocol versions `/mcp` serves, newest first: 2026-07-28 (stateless: no `initialize`,
+ * `server/discover`, the per-request `_meta` envelope and `Mcp-Method`/`Mcp-Name` headers) and the
+ * 2025-era ones after the `initialize` handshake (2025-11-25, 2025-06-18 and older), all from
+ * the v2 SDK (`@modelcontextprotocol/server`).
+ */
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = [
+  '2026-07-28',
+  ...SUPPORTED_PROTOCOL_VERSIONS,
+]
 
 /**
  * The paying stdio MCP bridge (`clients/mcp-bridge/`, its own npm package) for MCP clients that

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 import type { SettleResponse } from '@x402/core/types'
 import { X402 } from '../descriptions/service-info.js'
 import { describeFailure } from '../failures/describe.js'

@@ -1,19 +1,25 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {
+  type CacheHint,
   type CallToolRequest,
-  CallToolRequestSchema,
   type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
+  createMcpHandler as createSdkHandler,
+  isLegacyRequest,
+  ProtocolErrorCode,
   type RequestId,
+  Server,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js'
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server'
 import type { ResourceInfo } from '@x402/core/types'
 import type { Context, Hono } from 'hono'
 import { bazaarExtension } from '../descriptions/bazaar.js'
 import { type ListedRail, listTool } from '../descriptions/mcp/listing.js'
-import { MCP_PATH, SERVICE, serviceSummary } from '../descriptions/service-info.js'
+import {
+  MCP_PATH,
+  MCP_PROTOCOL_VERSIONS,
+  SERVICE,
+  serviceSummary,
+} from '../descriptions/service-info.js'
 import { networksInWords } from '../descriptions/words.js'
 import { describeFailure } from '../failures/describe.js'
 import { logger } from '../logger.js'
@@ -89,6 +95,12 @@ const instructions = (tools: readonly ToolDefinition[], rails: readonly ListedRa
  * Creates the handler of `POST /mcp`: an MCP server over the Streamable HTTP transport (stateless,
  * JSON responses) whose `tools/list` is generated from the catalogue and whose `tools/call` goes
  * through the payment gate shared with HTTP.
+ *
+ * Protocol versions ({@link MCP_PROTOCOL_VERSIONS}, v2 SDK `@modelcontextprotocol/server`):
+ * 2026-07-28 requests (the per-request `_meta` envelope, `server/discover`, `Mcp-Method`/`Mcp-Name`
+ * headers, `ttlMs`/`cacheScope` on `tools/list`) go to the SDK's per-request entry; 2025-era ones
+ * (after `initialize`: 2025-11-25, 2025-06-18 and older) to its stateless Streamable HTTP
+ * transport answering JSON. `tools/list` is in catalogue order in both.
  *
  * Stateless: a fresh server and transport per HTTP request, no `Mcp-Session-Id`. Every call is
  * self-contained (its payment travels in its own `_meta`), the server sends no notifications, and
@@ -191,13 +203,13 @@ export function createMcpHandler(
       if (read.status === 'invalid_json')
         return jsonRpcError(PARSE_ERROR, 'Parse error: Invalid JSON')
       if (read.status === 'out_of_bounds')
-        return jsonRpcError(ErrorCode.InvalidRequest, read.message)
+        return jsonRpcError(ProtocolErrorCode.InvalidRequest, read.message)
       parsedBody = JSON.parse(read.json)
       messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody]
       const paid = messages.filter(isPaidCall).length
       if (paid > 1 || messages.length > MAX_BATCH_MESSAGES) {
         return jsonRpcError(
-          ErrorCode.InvalidRequest,
+          ProtocolErrorCode.InvalidRequest,
           paid > 1
             ? `One request carries at most one paid tools/call (this batch holds ${paid}); nothing was verified or run. Send each paid call in its own request.`
             : `One request carries at most ${MAX_BATCH_MESSAGES} JSON-RPC messages (this batch holds ${messages.length}); nothing was run.`,
@@ -218,31 +230,60 @@ export function createMcpHandler(
     }
     // The request's points go back with a settled payment when its one message is the paid call.
     const call: McpRequest = { bytes, quota, prepaid: messages.length === 1 ? prepaid : 0 }
-    const server = new McpServer(
-      { name: 'payload-tools', title: SERVICE.name, version },
-      { instructions: serverInstructions },
-    )
-    // The low-level handlers: tools/list serves our catalogue schemas as they are, and tools/call
-    // reaches the gate with the raw body (McpServer.registerTool would validate the arguments).
-    // The catalogue is fixed for the life of the process, hence listChanged: false.
-    server.server.registerCapabilities({ tools: { listChanged: false } })
-    server.server.setRequestHandler(ListToolsRequestSchema, () => listed)
-    server.server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-      callTool(req.params, extra.requestId, call),
-    )
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    })
+    const server = () => newServer(call)
+    // 2025-era traffic (no per-request `_meta` envelope: initialize, then each request; batches):
+    // the stateless Streamable HTTP transport answering JSON, as before. The 2026-07-28 envelope:
+    // the SDK's per-request entry, which checks the envelope and the Mcp-Method/Mcp-Name headers.
+    if (await isLegacyRequest(request, parsedBody)) {
+      const legacy = server()
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      })
+      try {
+        await legacy.connect(transport)
+        // In JSON-response mode the Response is complete once this resolves.
+        return await transport.handleRequest(request, { parsedBody })
+      } finally {
+        await legacy.close()
+      }
+    }
+    const modern = createSdkHandler(server, { legacy: 'reject' })
     try {
-      await server.connect(transport)
-      // In JSON-response mode the Response is complete once this resolves.
-      return await transport.handleRequest(request, { parsedBody })
+      // Our handlers send no notifications, so the answer is one JSON body, complete here.
+      return await modern.fetch(request, { parsedBody })
     } finally {
-      await server.close()
+      await modern.close()
     }
   }
+
+  /**
+   * A fresh low-level server for one HTTP request: tools/list serves our catalogue schemas as
+   * they are, and tools/call reaches the gate with the raw body (McpServer.registerTool would
+   * validate the arguments). The catalogue is fixed for the life of the process, hence
+   * listChanged: false, and the same for every caller, hence the public cache hints.
+   */
+  function newServer(call: McpRequest): Server {
+    const server = new Server(
+      { name: 'payload-tools', title: SERVICE.name, version },
+      {
+        capabilities: { tools: { listChanged: false } },
+        instructions: serverInstructions,
+        supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
+        cacheHints: { 'tools/list': CATALOGUE_CACHE, 'server/discover': CATALOGUE_CACHE },
+      },
+    )
+    server.setRequestHandler('tools/list', () => listed)
+    server.setRequestHandler('tools/call', (req, ctx) => callTool(req.params, ctx.mcpReq.id, call))
+    return server
+  }
 }
+
+/**
+ * `ttlMs`/`cacheScope` of `tools/list` and `server/discover` (2026-07-28): the catalogue is the
+ * same for every caller and changes only with a deploy.
+ */
+const CATALOGUE_CACHE: CacheHint = { ttlMs: 5 * 60_000, cacheScope: 'public' }
 
 /** JSON-RPC 2.0 "Parse error". */
 const PARSE_ERROR = -32700

@@ -5,7 +5,13 @@ import type { ErrorCodeDoc } from '../error-codes.js'
 import { toolExample } from '../examples.js'
 import { LIMITS_DOC, type LimitDoc, limitLines } from '../limits.js'
 import { MCP_CATALOG_PATH, SERVER_CARD_PATH } from '../mcp/server-card.js'
-import { MCP_PATH, SERVICE, serviceSummary, toolPrice } from '../service-info.js'
+import {
+  MCP_PATH,
+  MCP_PROTOCOL_VERSIONS,
+  SERVICE,
+  serviceSummary,
+  toolPrice,
+} from '../service-info.js'
 import {
   type GuidedRail,
   httpPaymentSteps,
@@ -226,7 +232,7 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     `- [Capabilities](${base}/capabilities): rails live right now, limits, tools`,
     `- [x402 discovery](${base}/.well-known/x402): the paid resources`,
     `- [MCP server card](${base}${SERVER_CARD_PATH}) (experimental, SEP-2127 draft): where and how to connect to \`${MCP_PATH}\`; [MCP Catalog](${base}${MCP_CATALOG_PATH}) points at it`,
-    `- [MCP endpoint](${base}${MCP_PATH}): Streamable HTTP`,
+    `- [MCP endpoint](${base}${MCP_PATH}): Streamable HTTP, protocol versions ${MCP_PROTOCOL_VERSIONS.join(', ')} (2026-07-28 without initialize: call server/discover)`,
     `- [Statistics](${base}/stats): aggregate paid usage; 24-hour and 7-day windows exact to the UTC hour`,
     `- [Health](${base}/health)`,
     `- [Receipt keys](${base}${JWKS_PATH}): JWKS of the receipt signing keys, current and retired`,

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { Tool } from '@modelcontextprotocol/server'
 import type { ToolDefinition } from '../../tools/types.js'
 import { toolInputSchema } from '../json-schema.js'
 import { usdcDecimal } from '../words.js'

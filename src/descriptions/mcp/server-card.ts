@@ -1,6 +1,5 @@
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolDefinition } from '../../tools/types.js'
-import { MCP_PATH, SERVICE } from '../service-info.js'
+import { MCP_PATH, MCP_PROTOCOL_VERSIONS, SERVICE } from '../service-info.js'
 
 /**
  * Where the server card is served: `<streamable-http-url>/server-card`, the location the SEP-2127
@@ -76,7 +75,7 @@ export function buildServerCard(options: {
       {
         type: 'streamable-http',
         url: `${base}${MCP_PATH}`,
-        supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        supportedProtocolVersions: [...MCP_PROTOCOL_VERSIONS],
       },
     ],
     _meta: {
