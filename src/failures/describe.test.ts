@@ -29,7 +29,12 @@ describe('describeFailure', () => {
     })
     expect(describeFailure(new ToolError('invalid_hex', 'odd', { offset: 3 }))).toEqual({
       status: 400,
-      body: { ok: false, error: 'odd; nothing was charged', code: 'invalid_hex', details: { offset: 3 } },
+      body: {
+        ok: false,
+        error: 'odd; nothing was charged',
+        code: 'invalid_hex',
+        details: { offset: 3 },
+      },
     })
     expect(describeFailure(new PayloadTooLargeError())).toEqual({
       status: 413,
