@@ -5,6 +5,10 @@
  * facilitator with the EVM and SVM `exact` schemes, and the service; then a funded demo payer
  * pays for every tool once on each rail and the commands to try are printed. Ctrl-C stops it all.
  *
+ * Where litesvm's native binary cannot load (no build of it for the platform, as litesvm 1.5.0 on
+ * darwin-arm64), Solana is off: the first line says why, and the demo runs the Base rail alone
+ * (no Solana VM, the facilitator with the EVM scheme only, the service without a Solana payTo).
+ *
  * `npm run dev -- --testnet` runs the testnet stage instead: the chains pose as Base Sepolia
  * (chain id 84532, USDC named "USDC" at its Sepolia address) and Solana devnet (the devnet USDC
  * mint), and the service runs with X402_NETWORK=testnet.
@@ -25,6 +29,7 @@ import { createTelemetry } from '../telemetry/index.js'
 import { catalog } from '../tools/catalog.js'
 import { paidFetch } from './payer.js'
 import { litesvmUnavailable } from './solana/native.js'
+import { startDevStack } from './stack.js'
 
 const out = (line = '') => process.stdout.write(`${line}\n`)
 
@@ -38,17 +43,18 @@ async function main(): Promise<void> {
   // The demo's own table stays readable (warnings only) unless LOG_LEVEL says otherwise.
   logger.level = process.env.LOG_LEVEL || 'warn'
   const { values } = parseArgs({ options: { testnet: { type: 'boolean', default: false } } })
-  // litesvm loads its native binary when imported: the stack is imported once it is known to load,
-  // so that a missing binary gets a message of its own, not litesvm's advice about an npm bug.
-  const missing = await litesvmUnavailable()
-  if (missing) {
-    process.stderr.write(`${missing}\n`)
-    process.exit(1)
-  }
-  const { startDevStack } = await import('./stack.js')
+  // litesvm loads its native binary when imported (the stack imports it only for the Solana rail):
+  // where it cannot, Solana is off, the first line says why, and the demo runs Base alone.
+  const solanaOff = await litesvmUnavailable()
+  if (solanaOff) out(solanaOff)
+  const stage = values.testnet ? 'testnet' : 'mainnet'
   const started = performance.now()
-  const stack = await startDevStack({ stage: values.testnet ? 'testnet' : 'mainnet' })
-  const config = loadConfig({ ...process.env, ...stack.serviceEnv })
+  const stack = solanaOff
+    ? await startDevStack({ stage, rails: ['evm'] })
+    : await startDevStack({ stage })
+  // Without the Solana VM, no Solana rail either, even if the shell sets its payTo.
+  const { PAY_TO_SOLANA: _payTo, SOLANA_NETWORK: _network, ...shellEnv } = process.env
+  const config = loadConfig({ ...(solanaOff ? shellEnv : process.env), ...stack.serviceEnv })
   // The chains are new each run, so the figures start from zero too (a temp SQLite file), unless
   // DATABASE_URL names a store.
   const telemetry = await createTelemetry({
@@ -63,9 +69,10 @@ async function main(): Promise<void> {
   await service.runner.warm()
   const server = await listen(service.app.fetch, { port: config.port, hostname: config.host })
   const base = config.publicBaseUrl
+  const solana = stack.solana
   const evmPayer = stack.evm.payers[0]
-  const svmPayer = stack.solana.payers[0]
-  if (!evmPayer || !svmPayer) throw new Error('the dev stack has no payers')
+  const svmPayer = solana?.payers[0]
+  if (!evmPayer || (solana && !svmPayer)) throw new Error('the dev stack has no payers')
   const [evmRail, solanaRail] = (['evm', 'solana'] as const).map((id) =>
     configuredRails(config).find((rail) => rail.id === id),
   )
@@ -73,31 +80,32 @@ async function main(): Promise<void> {
   const solanaName = solanaRail?.name ?? 'Solana'
   out(
     `Payload Tools dev stack up in ${Math.round(performance.now() - started)} ms ` +
-      `(X402_NETWORK=${config.stage}: ${evmName} and ${solanaName})`,
+      `(X402_NETWORK=${config.stage}: ${evmName}${solana ? ` and ${solanaName}` : ' only; Solana is off, see the first line'})`,
   )
   out(`  service      ${base}`)
-  out(`  facilitator  ${stack.facilitatorUrl}  (official @x402/core facilitator, exact EVM + SVM)`)
+  out(
+    `  facilitator  ${stack.facilitatorUrl}  (official @x402/core facilitator, exact EVM${solana ? ' + SVM' : ''})`,
+  )
   out(
     `  ${evmName.padEnd(12)} ${stack.evm.rpcUrl}  (anvil, chain id ${stack.evm.chainId}, ` +
       `USDC ${stack.evm.usdcAddress}, EIP-712 name "${stack.evm.usdcDomain.name}")`,
   )
-  out(`  ${solanaName.padEnd(12)} ${stack.solana.rpcUrl}  (litesvm, USDC ${stack.solana.usdcMint})`)
+  if (solana) {
+    out(`  ${solanaName.padEnd(12)} ${solana.rpcUrl}  (litesvm, USDC ${solana.usdcMint})`)
+  }
   out()
 
-  const solanaSecret = getBase58Decoder().decode(svmPayer.secretKey)
-  const rails = [
-    { rail: 'evm' as const, keys: { evmPrivateKey: evmPayer.privateKey } },
-    {
-      rail: 'solana' as const,
-      keys: {
-        solana: {
-          secretKey: svmPayer.secretKey,
-          rpcUrl: stack.solana.rpcUrl,
-          network: stack.solana.network,
-        },
-      },
-    },
+  const rails: { rail: 'evm' | 'solana'; keys: Parameters<typeof paidFetch>[0] }[] = [
+    { rail: 'evm', keys: { evmPrivateKey: evmPayer.privateKey } },
   ]
+  if (solana && svmPayer) {
+    rails.push({
+      rail: 'solana',
+      keys: {
+        solana: { secretKey: svmPayer.secretKey, rpcUrl: solana.rpcUrl, network: solana.network },
+      },
+    })
+  }
   for (const { rail, keys } of rails) {
     out(`Demo payer pays for every tool on ${rail === 'evm' ? evmName : solanaName}:`)
     const pay = await paidFetch(keys, rail)
@@ -119,20 +127,26 @@ async function main(): Promise<void> {
   }
   const [evmBalance, svmBalance] = await Promise.all([
     stack.evm.usdcBalance(stack.evm.payTo),
-    stack.solana.usdcBalance(stack.solana.payTo),
+    solana?.usdcBalance(solana.payTo),
   ])
   out(
-    `payTo balances: ${evmName} ${evmBalance} atomic USDC, ${solanaName} ${svmBalance} atomic USDC`,
+    `payTo balances: ${evmName} ${evmBalance} atomic USDC` +
+      (svmBalance === undefined ? '' : `, ${solanaName} ${svmBalance} atomic USDC`),
   )
   out()
   out('Try it:')
   out(`  curl -i -X POST ${base}/hash -H 'Content-Type: application/json' -d '{"input":"abc"}'`)
   out(`  PAYER_PRIVATE_KEY=${evmPayer.privateKey} SERVICE_URL=${base} \\`)
   out(`    npm run pay -- hash '{"input":"abc"}'`)
-  out(
-    `  PAYER_SOLANA_SECRET_KEY=${solanaSecret} SOLANA_RPC_URL=${stack.solana.rpcUrl} SERVICE_URL=${base} \\`,
-  )
-  out(`    npm run pay -- --rail solana pipeline '{"input":"hi","operations":[{"type":"sha256"}]}'`)
+  if (solana && svmPayer) {
+    const solanaSecret = getBase58Decoder().decode(svmPayer.secretKey)
+    out(
+      `  PAYER_SOLANA_SECRET_KEY=${solanaSecret} SOLANA_RPC_URL=${solana.rpcUrl} SERVICE_URL=${base} \\`,
+    )
+    out(
+      `    npm run pay -- --rail solana pipeline '{"input":"hi","operations":[{"type":"sha256"}]}'`,
+    )
+  }
   out(`  PAYLOAD_TOOLS_URL=${base} PAYER_PRIVATE_KEY=${evmPayer.privateKey} \\`)
   out(
     `    node clients/mcp-bridge/dist/bin.js call hash '{"input":"abc"}'  # the MCP bridge as a CLI`,

@@ -3,7 +3,7 @@
  * comes from an optional package per platform (`litesvm-linux-x64-gnu`, `litesvm-darwin-arm64`, …)
  * that npm skips, without an error, where the registry has none for the installed version: then
  * `import 'litesvm'` throws a message about an npm bug that does not apply. `npm run dev` checks
- * first and says what is missing instead.
+ * first, says what is missing and runs the Base rail alone.
  */
 
 /** The messages of an error and of its chain of causes, outermost first. */
@@ -16,13 +16,13 @@ function causeMessages(error: unknown): string[] {
 }
 
 /**
- * What `npm run dev` says when litesvm cannot load: the platform, the package it looked for, what
- * that means for the demo and what to do.
+ * The one line `npm run dev` prints when litesvm cannot load: Solana is off, why (the platform and
+ * the package it looked for), that the demo runs Base alone, and how to get Solana.
  *
  * @param error - what `import('litesvm')` threw
  * @param platform - `<platform>-<arch>`, e.g. `darwin-arm64`
- * @example litesvmMissingMessage(error, 'darwin-arm64').split('\n')[0]
- * // 'npm run dev: the local Solana VM (litesvm) cannot load on darwin-arm64: its native binary …'
+ * @example litesvmMissingMessage(error, 'darwin-arm64')
+ * // 'npm run dev: Solana is off: the local Solana VM (litesvm) cannot load on darwin-arm64, …'
  */
 export function litesvmMissingMessage(error: unknown, platform: string): string {
   const messages = causeMessages(error)
@@ -32,13 +32,13 @@ export function litesvmMissingMessage(error: unknown, platform: string): string 
   const looked = missing.length
     ? ` (no ${missing.map((m) => `\`${m}\``).join(', ')} in node_modules)`
     : ''
-  return [
-    `npm run dev: the local Solana VM (litesvm) cannot load on ${platform}: its native binary is not installed${looked}.`,
-    '  npm skips that optional package silently where the registry has no build of this litesvm version',
-    '  for the platform. The demo runs both rails and needs it: it does not start on Base alone (yet).',
-    '  What to do: run `npm install` again (it fetches the build if one exists), or run the demo where',
-    '  litesvm publishes one (Linux x64 has it). The service itself (`npm start`) does not use litesvm.',
-  ].join('\n')
+  return (
+    `npm run dev: Solana is off: the local Solana VM (litesvm) cannot load on ${platform}, ` +
+    `its native binary is not installed${looked}, so the demo runs Base alone. ` +
+    'npm skips that optional package where the registry has no build of this litesvm version for ' +
+    'the platform; to get Solana, run `npm install` again (it fetches the build once one exists) ' +
+    'or run the demo on Linux x64. The service itself (`npm start`) does not use litesvm.'
+  )
 }
 
 /**
@@ -48,7 +48,7 @@ export function litesvmMissingMessage(error: unknown, platform: string): string 
  * @returns `undefined` when it loads, else the message of {@link litesvmMissingMessage}
  * @example
  * const why = await litesvmUnavailable()
- * if (why) { process.stderr.write(`${why}\n`); process.exit(1) }
+ * const stack = why ? await startDevStack({ rails: ['evm'] }) : await startDevStack()
  */
 export async function litesvmUnavailable(
   load: () => Promise<unknown> = () => import('litesvm'),

@@ -34,7 +34,8 @@ function shellQuote(text: string): string {
  * @param base - public base URL, without trailing slash
  * @param tools - the catalogue; the first tool is the example
  * @param rails - configured rails: the client registers the EVM rail's network (Base, or Base
- *   Sepolia on the testnet stage); Base without one
+ *   Sepolia on the testnet stage); Base without one. The hint to pay on Solana with `@x402/svm`
+ *   is left out where rails are given and none is Solana.
  * @throws {Error} when the catalogue is empty or its first example is invalid (a catalogue bug)
  */
 export function quickStartSteps(
@@ -46,6 +47,8 @@ export function quickStartSteps(
   if (!tool) throw new Error('the landing page needs at least one tool')
   const evmNetwork =
     rails.find((rail) => rail.id === 'evm')?.network ?? STAGE_NETWORKS.mainnet.evm.network
+  // Solana is named only where the service offers it (not on a Base-only service).
+  const solanaToo = rails.length === 0 || rails.some((rail) => rail.id === 'solana')
   const body = JSON.stringify(toolExample(tool).body)
   const url = `${base}${tool.path}`
   return [
@@ -71,7 +74,7 @@ export function quickStartSteps(
       text:
         'The official x402 client answers the 402 for you: it signs a USDC payment, repeats the ' +
         `request with \`${X402.signatureHeader}\`, and returns the 200 with its receipt in ` +
-        `\`${X402.responseHeader}\`. Use \`@x402/svm\` to pay on Solana instead.`,
+        `\`${X402.responseHeader}\`.${solanaToo ? ' Use `@x402/svm` to pay on Solana instead.' : ''}`,
       language: 'typescript',
       code: [
         `import { ExactEvmScheme } from '@x402/evm/exact/client'`,
