@@ -194,6 +194,7 @@ describe('the MCP server card (experimental, SEP-2127 draft)', () => {
           type: 'streamable-http',
           url: `${BASE}/mcp`,
           supportedProtocolVersions: [
+            '2026-07-28',
             '2025-11-25',
             '2025-06-18',
             '2025-03-26',
