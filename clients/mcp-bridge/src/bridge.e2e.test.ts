@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/client'
 import { afterEach, describe, expect, it } from 'vitest'
 import { connectRemote } from './remote.js'
 import { listedTool } from './test-support/fake-remote.js'

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/client'
 import type { PaymentPayload } from '@x402/core/types'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { type BridgeParts, mirrorTool, SETTLEMENT_META_KEY } from './bridge.js'

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import { isPaymentRequiredV2 } from '@x402/core/schemas'
 import type { PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types'
 import { DayFileError } from './day-file.js'

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/client'
 import type { BridgeConfig } from './config.js'
 import type { Log } from './log.js'
 import { assemble } from './setup.js'

@@ -56,12 +56,13 @@ describe('connectRemote behind a rate limit', () => {
     await remote.close()
   })
 
-  it('rejects a 429 to initialize the same way', async () => {
+  it('rejects a 429 to the opening (the version probe) the same way', async () => {
     service = await scriptedService([])
     service.refuse = () => serviceRateLimited('3')
     const remote = connectRemote({ mcpUrl: service.url, version: '0' })
     await expect(remote.listTools()).rejects.toBeInstanceOf(ServiceRateLimitedError)
-    expect(service.methods).toEqual(['initialize'])
+    // Automatic negotiation opens with server/discover (2026-07-28); refused, it goes no further.
+    expect(service.methods).toEqual(['server/discover'])
     await remote.close()
   })
 })

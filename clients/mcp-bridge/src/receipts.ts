@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { PaymentRequirements, SettleResponse } from '@x402/core/types'
 import canonicalize from 'canonicalize'
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose'

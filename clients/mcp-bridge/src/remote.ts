@@ -1,8 +1,11 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  type CallToolResult,
+  Client,
+  StreamableHTTPClientTransport,
+  type Tool,
+} from '@modelcontextprotocol/client'
 import type { RemoteService } from './bridge.js'
-import { rateLimitAwareFetch } from './rate-limit.js'
+import { rateLimitAwareFetch, ServiceRateLimitedError } from './rate-limit.js'
 
 /** Options of {@link connectRemote}. */
 export interface RemoteOptions {
@@ -31,11 +34,21 @@ export function connectRemote(options: RemoteOptions): RemoteService & { close()
 
   function client(): Promise<Client> {
     connecting ??= (async () => {
-      const c = new Client({ name: 'payload-tools-mcp', version: options.version })
-      // A 429 becomes a ServiceRateLimitedError with its Retry-After (rate-limit.ts).
-      await c.connect(
-        new StreamableHTTPClientTransport(options.mcpUrl, { fetch: rateLimitAwareFetch() }),
+      // Automatic negotiation: 2026-07-28 with a service that serves it, 2025-11-25 otherwise.
+      const c = new Client(
+        { name: 'payload-tools-mcp', version: options.version },
+        { versionNegotiation: { mode: 'auto' } },
       )
+      // A 429 becomes a ServiceRateLimitedError with its Retry-After (rate-limit.ts).
+      await c
+        .connect(
+          new StreamableHTTPClientTransport(options.mcpUrl, { fetch: rateLimitAwareFetch() }),
+        )
+        .catch((error: unknown) => {
+          // The version probe wraps the transport's error: a 429 stays a 429, and an unreachable
+          // service reads as before ("fetch failed").
+          throw rateLimitedCause(error) ?? probeCause(error) ?? error
+        })
       return c
     })()
     connecting.catch(() => {
@@ -70,4 +83,23 @@ export function connectRemote(options: RemoteOptions): RemoteService & { close()
       await (await pending?.catch(() => undefined))?.close()
     },
   }
+}
+
+/** The ServiceRateLimitedError an error is, or was caused by (a few causes deep). */
+function rateLimitedCause(error: unknown): ServiceRateLimitedError | undefined {
+  let current = error
+  for (let depth = 0; depth < 4 && current instanceof Error; depth += 1) {
+    if (current instanceof ServiceRateLimitedError) return current
+    current = current.cause
+  }
+  return undefined
+}
+
+/** The error a failed version-negotiation probe wraps, when it wraps one. */
+function probeCause(error: unknown): Error | undefined {
+  return error instanceof Error &&
+    error.message.startsWith('Version negotiation probe failed: ') &&
+    error.cause instanceof Error
+    ? error.cause
+    : undefined
 }

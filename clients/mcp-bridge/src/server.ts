@@ -1,6 +1,5 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { Server, SUPPORTED_PROTOCOL_VERSIONS, type Transport } from '@modelcontextprotocol/server'
+import { serveStdio } from '@modelcontextprotocol/server/stdio'
 import type { Bridge } from './bridge.js'
 import type { BridgeConfig } from './config.js'
 import type { Log } from './log.js'
@@ -18,53 +17,86 @@ const instructions = (serviceUrl: string) =>
   "bridge pays from the user's wallet with x402, within the user's spend caps, and returns the " +
   `result with the transaction. ${SPEND_TOOL} (free) reports what was spent and the caps.`
 
-/** The bridge as an MCP server, not yet connected to a transport. */
+/**
+ * MCP protocol revisions the bridge serves its stdio clients, newest first: 2026-07-28 and the v2
+ * SDK's 2025-era list (2025-11-25, 2025-06-18 and the older ones the v1 bridge served), as the
+ * service's `/mcp` does.
+ */
+export const BRIDGE_PROTOCOL_VERSIONS: readonly string[] = [
+  '2026-07-28',
+  ...SUPPORTED_PROTOCOL_VERSIONS,
+]
+
+/** The bridge as an MCP server, not yet serving a connection. */
 export interface BridgeServer {
-  server: McpServer
   /**
-   * Fetches the service's listing once (after the server is connected): if the service cannot
+   * A new MCP server instance: `serveStdio` pins one per connection, of the era (2026-07-28, or
+   * 2025-era after `initialize`) that the client's opening selects.
+   */
+  newServer(): Server
+  /**
+   * Serves one connection over `transport` (stdio by default), the era chosen by the client's
+   * opening; resolves with its handle.
+   */
+  serve(transport?: Transport): { close(): Promise<void> }
+  /**
+   * Fetches the service's listing once (after a connection is served): if the service cannot
    * be reached, retries every `retryMs` and sends `notifications/tools/list_changed` once the
    * service's tools can be listed.
    */
   warmUp(): Promise<void>
-  /** Stops the retries and closes the server. */
+  /** Stops the retries and closes the servers. */
   close(): Promise<void>
 }
 
 /**
- * An MCP server whose `tools/list` mirrors the service (plus the spend tool) and whose
+ * MCP servers whose `tools/list` mirrors the service (plus the spend tool) and whose
  * `tools/call` pays, through `bridge`. While the service cannot be reached only the spend tool is
  * listed.
  *
  * @example
- * const { server, warmUp } = createBridgeServer(bridge, { serviceUrl, log })
- * await server.connect(new StdioServerTransport())
- * void warmUp()
+ * const bridgeServer = createBridgeServer(bridge, { serviceUrl, log })
+ * bridgeServer.serve()
+ * void bridgeServer.warmUp()
  */
 export function createBridgeServer(
   bridge: Bridge,
   options: { serviceUrl: string; log: Log; retryMs?: number },
 ): BridgeServer {
   const retryMs = options.retryMs ?? LISTING_RETRY_MS
-  const server = new McpServer(
-    { name: 'payload-tools-mcp', title: 'Payload Tools (paying bridge)', version: VERSION },
-    { instructions: instructions(options.serviceUrl) },
-  )
-  // The low-level handlers: the service's schemas are listed as they are, and the arguments reach
-  // the service unvalidated here (it checks them, for free, before any payment is signed).
-  server.server.registerCapabilities({ tools: { listChanged: true } })
+  const live = new Set<Server>()
+  const handles = new Set<{ close(): Promise<void> }>()
   let listedAll = false
   let retry: NodeJS.Timeout | undefined
   let closed = false
 
-  server.server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const { tools, complete } = await bridge.listTools()
-    if (complete) listedAll = true
-    return { tools }
-  })
-  server.server.setRequestHandler(CallToolRequestSchema, (request) =>
-    bridge.callTool(request.params.name, request.params.arguments),
-  )
+  function newServer(): Server {
+    const server = new Server(
+      { name: 'payload-tools-mcp', title: 'Payload Tools (paying bridge)', version: VERSION },
+      {
+        capabilities: { tools: { listChanged: true } },
+        instructions: instructions(options.serviceUrl),
+        supportedProtocolVersions: [...BRIDGE_PROTOCOL_VERSIONS],
+      },
+    )
+    // The low-level handlers: the service's schemas are listed as they are, and the arguments
+    // reach the service unvalidated here (it checks them, for free, before any payment is signed).
+    server.setRequestHandler('tools/list', async () => {
+      const { tools, complete } = await bridge.listTools()
+      if (complete) listedAll = true
+      return { tools }
+    })
+    server.setRequestHandler('tools/call', (request) =>
+      bridge.callTool(request.params.name, request.params.arguments),
+    )
+    live.add(server)
+    const previous = server.onclose
+    server.onclose = () => {
+      live.delete(server)
+      previous?.()
+    }
+    return server
+  }
 
   async function warmUp(): Promise<void> {
     const { tools, complete } = await bridge.listTools()
@@ -73,7 +105,7 @@ export function createBridgeServer(
       if (!listedAll) {
         listedAll = true
         options.log(`listing the service's ${tools.length - 1} tools`)
-        await server.server.sendToolListChanged().catch(() => {})
+        await Promise.all([...live].map((server) => server.sendToolListChanged().catch(() => {})))
       }
       return
     }
@@ -82,12 +114,18 @@ export function createBridgeServer(
   }
 
   return {
-    server,
+    newServer,
+    serve(transport) {
+      const handle = serveStdio(newServer, transport ? { transport } : {})
+      handles.add(handle)
+      return handle
+    },
     warmUp,
     async close() {
       closed = true
       clearTimeout(retry)
-      await server.close()
+      await Promise.all([...handles].map((h) => h.close().catch(() => {})))
+      await Promise.all([...live].map((s) => s.close().catch(() => {})))
     },
   }
 }
@@ -98,14 +136,12 @@ export function createBridgeServer(
 export async function runServer(config: BridgeConfig, log: Log): Promise<void> {
   const { bridge, wallet, close } = await assemble(config, log)
   const bridgeServer = createBridgeServer(bridge, { serviceUrl: config.serviceUrl, log })
-  const { server } = bridgeServer
-  await server.connect(new StdioServerTransport())
+  bridgeServer.serve()
   log(describeConfig(config, wallet))
   void bridgeServer.warmUp()
   await new Promise<void>((resolve) => {
     process.stdin.once('end', resolve)
     process.stdin.once('close', resolve)
-    server.server.onclose = () => resolve()
   })
   await bridgeServer.close().catch(() => {})
   await close().catch(() => {})

@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { SpendSnapshot } from './ledger.js'
 import { RAIL_LABEL, RAIL_NETWORK, type RailId, railOf } from './rails.js'
 import { formatUsdc } from './usdc.js'

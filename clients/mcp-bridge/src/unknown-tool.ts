@@ -1,4 +1,4 @@
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js'
+import { ProtocolErrorCode } from '@modelcontextprotocol/server'
 
 /** Most characters of an unknown name quoted back: the name is the caller's, of any length. */
 const MAX_QUOTED_CHARS = 64
@@ -14,7 +14,7 @@ const MAX_QUOTED_CHARS = 64
  */
 export class UnknownToolError extends Error {
   override readonly name = 'UnknownToolError'
-  readonly code = ErrorCode.InvalidParams
+  readonly code = ProtocolErrorCode.InvalidParams
   /** `tools`: every tool name, in `tools/list` order; `suggestion`: the closest, when close. */
   readonly data: { tools: readonly string[]; suggestion?: string }
 

@@ -1,5 +1,5 @@
 import { createHash, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types'
 import canonicalize from 'canonicalize'
 import { createLocalJWKSet, type JWTPayload, SignJWT } from 'jose'

@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Tool } from '@modelcontextprotocol/client'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import {
   CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
-  type Tool,
+  type Tool as V1Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 
 // A stand-in for the service's MCP endpoint over real HTTP, for the unit tests of our own
@@ -85,7 +86,7 @@ export async function scriptedService(
     }
     const mcp = new McpServer({ name: 'scripted', version: '1' })
     mcp.server.registerCapabilities({ tools: {} })
-    mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }))
+    mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools as V1Tool[] }))
     mcp.server.setRequestHandler(CallToolRequestSchema, (r) => answer(r.params.name))
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
