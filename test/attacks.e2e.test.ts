@@ -341,7 +341,8 @@ const LENGTH_MESSAGE =
 
 /** The refusal a paid call gets: the case's own, else the tool code and message of its issue. */
 const refusalOf = (c: { issue: { code?: string; message: string }; paid?: Refusal }): Refusal =>
-  c.paid ?? { code: c.issue.code as string, error: c.issue.message }
+  // A tool's refusal says that nothing was charged (src/failures/describe.ts).
+  c.paid ?? { code: c.issue.code as string, error: `${c.issue.message}; nothing was charged` }
 
 describe('extreme input is a 400 before payment, never a 5xx', () => {
   const cases: {
