@@ -247,7 +247,7 @@ describe('FacilitatorHttpClient: verify and settle over node:http, answering as 
   }, 30_000)
 
   it('bounds a settle by its own timeout (FACILITATOR_SETTLE_TIMEOUT_MS), a verify by FACILITATOR_TIMEOUT_MS', async () => {
-    // Both answers come after 400 ms: a verify bounded by 100 ms times out, a settle by 3 s does not.
+    // Both answers come late: past the verify's bound, within the settle's own, longer one.
     const slow = createServer((req, res) => {
       req.resume()
       const body = req.url?.endsWith('/settle')

@@ -303,7 +303,7 @@ describe('the facilitator router', () => {
         transaction: '0xpending',
         network: BASE,
       })
-    // The retry is sent with what is left: 30 of 50 ms, and it times out at that.
+    // The retry is sent with what is left of the one budget, and times out at that.
     let clock: ReturnType<typeof setup>['clock'] | undefined
     const slow = scripted('a', {
       settle: async () => {

@@ -28,7 +28,7 @@ export interface PaidCallBounds {
    */
   facilitators?: number
   /**
-   * The telemetry write timeout (2000 ms) when the settlement ledger is on, else 0: the intent is
+   * The telemetry write timeout (WRITE_TIMEOUT_MS) when the settlement ledger is on, else 0: the intent is
    * written before the settle and the outcome after, each bounded by it.
    */
   ledgerWriteMs?: number

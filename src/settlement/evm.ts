@@ -9,6 +9,7 @@ import {
   parseAbiItem,
   parseEventLogs,
 } from 'viem'
+import { neverThrowing } from './never-throws.js'
 import type { SettlementJudge, SettlementQuestion, SettlementVerdict } from './types.js'
 
 /** EIP-3009: emitted by the token when an authorization is executed. */
@@ -144,19 +145,5 @@ export function createEvmJudge(options: EvmJudgeOptions): SettlementJudge {
     )
   }
 
-  return {
-    covers: (network) => networks.has(network),
-    async judge(question) {
-      try {
-        return await judge(question)
-      } catch (error) {
-        return { kind: 'undecided', why: `rpc failed: ${errorName(error)}` }
-      }
-    },
-  }
-}
-
-/** The error's class name (e.g. `HttpRequestError`, `TimeoutError`): never its message. */
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : 'unknown error'
+  return neverThrowing(networks, judge)
 }

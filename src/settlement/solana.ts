@@ -10,6 +10,7 @@ import {
   type Signature,
 } from '@solana/kit'
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token'
+import { neverThrowing } from './never-throws.js'
 import type { SettlementJudge, SettlementQuestion, SettlementVerdict } from './types.js'
 
 /** Signatures asked for per `getSignaturesForAddress` page. */
@@ -193,19 +194,5 @@ export function createSolanaJudge(options: SolanaJudgeOptions): SettlementJudge 
     return found
   }
 
-  return {
-    covers: (network) => networks.has(network),
-    async judge(question) {
-      try {
-        return await judge(question)
-      } catch (error) {
-        return { kind: 'undecided', why: `rpc failed: ${errorName(error)}` }
-      }
-    },
-  }
-}
-
-/** The error's class name (e.g. `SolanaError`, `TimeoutError`): never its message. */
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : 'unknown error'
+  return neverThrowing(networks, judge)
 }
