@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import {
+  type Address,
   appendTransactionMessageInstructions,
   type Blockhash,
   createTransactionMessage,
@@ -17,6 +18,7 @@ import { getTransferCheckedInstruction } from '@solana-program/token'
 import type { PaymentRequirements } from '@x402/core/types'
 import { describe, expect, it } from 'vitest'
 import { BASE_REQUIREMENTS } from '../../test/helpers/requirements.js'
+import { transferWire } from '../../test/helpers/solana-transfer.js'
 import { paymentIdentity as identityOf } from './payment-key.js'
 import type { ShapedPayment } from './payment-shape.js'
 
@@ -156,37 +158,18 @@ describe('paymentIdentity, Solana exact, as @solana/kit reads the transaction', 
     asset: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
   }
   const [payer, feePayer] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()])
-  const message = (version: 0 | 'legacy') =>
-    pipe(
-      createTransactionMessage({ version: version as 0 }),
-      (m) =>
-        setTransactionMessageLifetimeUsingBlockhash(
-          { blockhash: feePayer.address as unknown as Blockhash, lastValidBlockHeight: 0n },
-          m,
-        ),
-      (m) => setTransactionMessageFeePayer(feePayer.address, m),
-      (m) =>
-        appendTransactionMessageInstructions(
-          [
-            getTransferCheckedInstruction({
-              source: payer.address,
-              mint: requirements.asset as never,
-              destination: feePayer.address,
-              authority: payer,
-              amount: 1000n,
-              decimals: 6,
-            }),
-          ],
-          m,
-        ),
-    )
+  const wireOf = (version: 0 | 'legacy') =>
+    transferWire(version, {
+      payer,
+      feePayer: feePayer.address,
+      mint: requirements.asset as Address,
+      blockhash: feePayer.address,
+    })
 
   it.each([0, 'legacy'] as const)(
     'names a version %s transaction by the message and the signatures present, as the full decoder reads them',
     async (version) => {
-      const wire = getBase64EncodedWireTransaction(
-        await partiallySignTransactionMessageWithSigners(message(version)),
-      )
+      const wire = await wireOf(version)
       const decoded = getTransactionDecoder().decode(getBase64Encoder().encode(wire))
       const present = Object.values(decoded.signatures).filter((s) => s !== null)
       expect(present).toHaveLength(1)
@@ -198,13 +181,7 @@ describe('paymentIdentity, Solana exact, as @solana/kit reads the transaction', 
   )
 
   it("has no identity for a transaction whose signature count is not its header's, as the full decoder refuses it", async () => {
-    const bytes = new Uint8Array(
-      getBase64Encoder().encode(
-        getBase64EncodedWireTransaction(
-          await partiallySignTransactionMessageWithSigners(message(0)),
-        ),
-      ),
-    )
+    const bytes = new Uint8Array(getBase64Encoder().encode(await wireOf(0)))
     // One signature fewer: the count byte says 1, the message header still requires 2.
     const cut = new Uint8Array([1, ...bytes.subarray(1 + 64)])
     const wire = getBase64Decoder().decode(cut)

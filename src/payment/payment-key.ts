@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import { getBase64Encoder, getShortU16Decoder } from '@solana/kit'
 import type { PaymentRequirements } from '@x402/core/types'
+import { isSigned, readWireTransaction } from '../settlement/solana-wire.js'
 import type { ShapedPayment } from './payment-shape.js'
 
 /**
@@ -56,42 +56,15 @@ function identity(name: string, proof: string | Uint8Array): PaymentIdentity {
   return { key: `pay:${sha256(name)}`, proof: sha256(proof) }
 }
 
-const base64 = getBase64Encoder()
-const shortU16 = getShortU16Decoder()
-/** Length of an Ed25519 signature in a wire transaction. */
-const SIGNATURE_BYTES = 64
-
-/**
- * The message bytes and the signatures (those present, concatenated) of a wire transaction, as
- * the Solana wire format lays them out: a compact-u16 count of signatures, the 64-byte signatures
- * (all zeros for a signer that has not signed yet: the facilitator's fee payer), then the message,
- * whose header starts (after a version byte `0x80 | version` for a versioned message) with the
- * number of required signatures, which must equal the count. The same checks as @solana/kit's
- * `getTransactionDecoder`, without its full decode of every account address into base58.
- */
+/** The message bytes and the signatures present (concatenated, in order) of a wire transaction. */
 function solanaTransaction(
   wire: string,
 ): { message: Uint8Array; signatures: Uint8Array } | undefined {
-  try {
-    const bytes = base64.encode(wire)
-    const [count, offset] = shortU16.read(bytes, 0)
-    // Every transaction has a fee payer, whose signature comes first.
-    if (count < 1) return undefined
-    const start = offset + count * SIGNATURE_BYTES
-    const message = bytes.subarray(start)
-    const version = message[0]
-    if (version === undefined) return undefined
-    const versioned = (version & 0x80) !== 0
-    // Version 0 is the only versioned message there is (MAX_SUPPORTED_TRANSACTION_VERSION).
-    if (versioned && version !== 0x80) return undefined
-    if (message[versioned ? 1 : 0] !== count) return undefined
-    const present: Uint8Array[] = []
-    for (let at = offset; at < start; at += SIGNATURE_BYTES) {
-      const signature = bytes.subarray(at, at + SIGNATURE_BYTES)
-      if (signature.some((b) => b !== 0)) present.push(signature)
+  const tx = readWireTransaction(wire)
+  return (
+    tx && {
+      message: tx.message,
+      signatures: new Uint8Array(Buffer.concat(tx.signatures.filter(isSigned))),
     }
-    return { message: new Uint8Array(message), signatures: new Uint8Array(Buffer.concat(present)) }
-  } catch {
-    return undefined
-  }
+  )
 }

@@ -1,11 +1,7 @@
 import { createHash } from 'node:crypto'
-import {
-  getBase64Encoder,
-  getCompiledTransactionMessageDecoder,
-  getTransactionDecoder,
-  type ReadonlyUint8Array,
-} from '@solana/kit'
+import { type Address, getAddressEncoder, getBase58Decoder } from '@solana/kit'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import { isSigned, readWireTransaction } from './solana-wire.js'
 import type { SettlementQuestion } from './types.js'
 
 const NONCE = /^0x[0-9a-fA-F]{64}$/
@@ -74,25 +70,40 @@ function evmQuestion(
 
 function solanaQuestion(transaction: unknown, feePayer: string): SettlementQuestion['solana'] {
   if (typeof transaction !== 'string') return undefined
-  try {
-    const tx = getTransactionDecoder().decode(getBase64Encoder().encode(transaction))
-    // The decoder reads an all-zero signature (the fee payer's slot, left empty) as null.
-    const signed = Object.entries(tx.signatures).filter(
-      ([signer, bytes]) => signer !== feePayer && bytes !== null && bytes.some((b) => b !== 0),
-    )
-    // The `exact` scheme has exactly one: the payer's. Anything else is not a payment we can judge.
-    if (signed.length !== 1) return undefined
-    const [, bytes] = signed[0] as [string, Uint8Array]
-    const blockhash = recentBlockhash(tx.messageBytes)
-    if (blockhash === undefined) return undefined
-    return { payerSignatureDigest: createHash('sha256').update(bytes).digest('hex'), blockhash }
-  } catch {
-    return undefined
+  const tx = readWireTransaction(transaction)
+  if (!tx) return undefined
+  const payer = feePayerBytes(feePayer)
+  const signed = tx.signatures.filter(
+    (signature, i) => isSigned(signature) && !(payer && equal(tx.accountKeys[i], payer)),
+  )
+  // The `exact` scheme has exactly one: the payer's. Anything else is not a payment we can judge.
+  if (signed.length !== 1) return undefined
+  return {
+    payerSignatureDigest: createHash('sha256')
+      .update(signed[0] as Uint8Array)
+      .digest('hex'),
+    blockhash: base58.decode(tx.lifetimeToken),
   }
 }
 
-/** The compiled message's lifetime token: its recent blockhash (base58). */
-function recentBlockhash(messageBytes: ReadonlyUint8Array): string | undefined {
-  const message = getCompiledTransactionMessageDecoder().decode(messageBytes)
-  return typeof message.lifetimeToken === 'string' ? message.lifetimeToken : undefined
+const base58 = getBase58Decoder()
+const addressBytes = getAddressEncoder()
+/** The fee payers of our requirements are few: their bytes are kept once read. */
+const feePayers = new Map<string, Uint8Array | null>()
+
+/** The 32 bytes of the fee payer's address, or null when it is not an address. */
+function feePayerBytes(feePayer: string): Uint8Array | null {
+  let bytes = feePayers.get(feePayer)
+  if (bytes === undefined) {
+    try {
+      bytes = new Uint8Array(addressBytes.encode(feePayer as Address))
+    } catch {
+      bytes = null
+    }
+    if (feePayers.size < 16) feePayers.set(feePayer, bytes)
+  }
+  return bytes
 }
+
+const equal = (a: Uint8Array | undefined, b: Uint8Array) =>
+  a !== undefined && a.length === b.length && a.every((byte, i) => byte === b[i])

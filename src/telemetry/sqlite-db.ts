@@ -208,6 +208,15 @@ export const RETIRED_HANDLES_MAX = 1_000
 /** Errors after which the handle is kept: the database is busy or full, not broken. */
 const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL'])
 
+/** The outcome of one write of {@link SqliteCore.group}. */
+export type GroupResult<T> = { ok: true; value: T } | { ok: false; error: unknown }
+
+/** True when an error belongs to one write's data, not to the database or its file. */
+function ownFault(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code
+  return !(error instanceof Database.SqliteError) || String(code).startsWith('SQLITE_CONSTRAINT')
+}
+
 /** Options of {@link createSqliteCore}. */
 export interface SqliteCoreOptions {
   /** Raw events per backfill step; default {@link BACKFILL_BATCH_SIZE}. */
@@ -223,6 +232,15 @@ export interface SqliteCore {
   prune(before: number, limit: number): number
   ping(): void
   close(): void
+  /**
+   * Group commit: runs `writes` in order in one transaction (one fsync for all), each in a
+   * savepoint of its own, so that a write refused for its own data (a constraint, a bad value)
+   * fails alone and the others commit. Any other error rolls the whole group back and fails
+   * every write in it, with the error.
+   *
+   * @returns each write's value or error, in order
+   */
+  group<T>(writes: readonly (() => T)[]): GroupResult<T>[]
   /** The settlement ledger's operations (ledger.ts), synchronous. */
   ledger: {
     intend(intent: LedgerIntent, holdUntil: number): void
@@ -340,8 +358,12 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
     return statements
   }
 
+  /** Inside {@link SqliteCore.group}: its own `use` decides what becomes of the handle. */
+  let grouped = false
+
   /** Runs `fn` on the open handle; drops the handle after a non-transient error so it reopens. */
   function use<T>(fn: (handle: Database.Database) => T): T {
+    if (grouped) return fn(open())
     try {
       return fn(open())
     } catch (error) {
@@ -445,6 +467,28 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
 
     ping() {
       use((handle) => prepareOnce(handle, 'SELECT 1').get())
+    },
+
+    group(writes) {
+      return use((handle) => {
+        grouped = true
+        try {
+          return handle
+            .transaction(() =>
+              writes.map((write) => {
+                try {
+                  return { ok: true as const, value: handle.transaction(write)() }
+                } catch (error) {
+                  if (!ownFault(error)) throw error
+                  return { ok: false as const, error }
+                }
+              }),
+            )
+            .immediate()
+        } finally {
+          grouped = false
+        }
+      })
     },
 
     ledger: {

@@ -132,7 +132,8 @@ export const FAKE_PAYER = '0x857b06519E91e3A54538791bDbb0E22373e36b66'
  * An `exact` payload for `accepted`, named by `nonce`: on EVM an EIP-3009 authorization of the
  * price to its payTo, valid for the next 50 s, with a signature that only looks like one; on
  * Solana a wire transaction (a fee payer's empty signature, the payer's, a message of two
- * required signatures holding the nonce's digest) that no chain would take.
+ * required signatures, two account keys and the nonce's digest as its blockhash) that no chain
+ * would take.
  */
 export function fakePayload(accepted: PaymentRequirements, nonce: string): Record<string, unknown> {
   const digest = createHash('sha256').update(nonce).digest()
@@ -154,7 +155,9 @@ export function fakePayload(accepted: PaymentRequirements, nonce: string): Recor
     Buffer.from([2]),
     Buffer.alloc(64),
     Buffer.concat([digest, digest]),
-    Buffer.from([2, 0, 0]),
+    Buffer.from([2, 0, 0, 2]),
+    Buffer.alloc(32, 1),
+    Buffer.alloc(32, 2),
     digest,
   ])
   return { transaction: wire.toString('base64') }
