@@ -1,5 +1,6 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type JsonBounds, jsonBoundExceeded } from './json-bounds.js'
+import { type JsonBounds, jsonBoundExceeded, jsonTextDeeperThan } from './json-bounds.js'
 
 const bounds: JsonBounds = { depth: 3, nodes: 20, members: 4, string: 5, text: 12 }
 
@@ -40,5 +41,36 @@ describe('jsonBoundExceeded', () => {
     )
     // A hang guard, not a target: the walk stops after 33 levels.
     expect(performance.now() - started).toBeLessThan(5_000)
+  })
+})
+
+/** The nesting of a parsed JSON value, walked recursively: the oracle of the text scan. */
+function nesting(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0
+  const children = Array.isArray(value) ? value : Object.values(value)
+  return 1 + Math.max(0, ...children.map(nesting))
+}
+
+describe('jsonTextDeeperThan', () => {
+  it('counts arrays and objects, not the brackets and escaped quotes inside strings', () => {
+    expect(jsonTextDeeperThan('[[["]]]]"]]]', 2)).toBe(true)
+    expect(jsonTextDeeperThan('[[["]]]]"]]]', 3)).toBe(false)
+    const escaped = '{"a\\"[":[{"b]":"{{{{"}]}'
+    expect(nesting(JSON.parse(escaped))).toBe(3)
+    expect(jsonTextDeeperThan(escaped, 2)).toBe(true)
+    expect(jsonTextDeeperThan(escaped, 3)).toBe(false)
+    expect(jsonTextDeeperThan('["\\"]"]', 0)).toBe(true)
+    expect(jsonTextDeeperThan('["\\"]"]', 1)).toBe(false)
+    expect(jsonTextDeeperThan('"[[[[[["', 0)).toBe(false)
+    expect(jsonTextDeeperThan(`${'['.repeat(3000)}${']'.repeat(3000)}`, 32)).toBe(true)
+  })
+
+  it('agrees with the depth of the parsed value on any JSON text', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 9 }), (value, depth) => {
+        const text = JSON.stringify(value)
+        expect(jsonTextDeeperThan(text, depth)).toBe(nesting(JSON.parse(text)) > depth)
+      }),
+    )
   })
 })

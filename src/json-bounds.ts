@@ -16,6 +16,9 @@ export interface JsonBounds {
   text: number
 }
 
+/** The words of a depth bound broken, as {@link jsonBoundExceeded} gives them. */
+export const depthExceeded = (depth: number) => `it is nested more than ${depth} levels deep`
+
 /**
  * The first bound a JSON value breaks, in words, or undefined. Iterative, linear in the value's
  * size, and it stops at the first excess, so its cost is bounded by the bounds themselves.
@@ -38,7 +41,7 @@ export function jsonBoundExceeded(value: unknown, bounds: JsonBounds): string | 
     }
     if (current === null || typeof current !== 'object') continue
     const depth = frame.depth + 1
-    if (depth > bounds.depth) return `it is nested more than ${bounds.depth} levels deep`
+    if (depth > bounds.depth) return depthExceeded(bounds.depth)
     const children = Array.isArray(current) ? current : Object.values(current)
     if (children.length > bounds.members) {
       return `an object or array holds more than ${bounds.members} members`
@@ -53,4 +56,36 @@ export function jsonBoundExceeded(value: unknown, bounds: JsonBounds): string | 
     for (const child of children) stack.push({ value: child, depth })
   }
   return undefined
+}
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const OPEN_ARRAY = 0x5b
+const CLOSE_ARRAY = 0x5d
+const OPEN_OBJECT = 0x7b
+const CLOSE_OBJECT = 0x7d
+
+/**
+ * True when JSON text opens more than `depth` arrays and objects at once, read outside its strings
+ * (RFC 8259: `"` opens and closes a string, `\` escapes the next character). One pass over the
+ * text that allocates nothing, so that a client's deeply nested text is refused before
+ * `JSON.parse` builds every level of it. The text need not be valid JSON: the parse that follows
+ * decides that.
+ *
+ * @example jsonTextDeeperThan('[[["]]]]"]]]', 2) // true: the brackets in the string do not count
+ */
+export function jsonTextDeeperThan(text: string, depth: number): boolean {
+  let open = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === BACKSLASH) i++
+      else if (c === QUOTE) inString = false
+    } else if (c === QUOTE) inString = true
+    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      if (++open > depth) return true
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) open--
+  }
+  return false
 }

@@ -404,10 +404,11 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
     it(`reports ${c.name} in the free input_check and refuses the paid call with its code, before verify (HTTP)`, async () => {
       const unpaid = await post(svc, c.path, c.body)
       expect(unpaid.status).toBe(402)
-      expect(((await json(unpaid)) as { input_check: unknown }).input_check).toEqual({
-        valid: false,
-        errors: [c.issue],
-      })
+      const check = ((await json(unpaid)) as { input_check: { valid: unknown } }).input_check
+      // The free lane yields to all other work (nice 19): on a machine with no CPU to spare it
+      // answers that the body was not checked, as documented. The paid call below must not.
+      if (check.valid === null) expect(check).toMatchObject({ valid: null, errors: [] })
+      else expect(check).toEqual({ valid: false, errors: [c.issue] })
       const before = { ...facilitator() }
       const payment = await signed(svc, c.path, '{}')
       const paid = await post(svc, c.path, c.body, payment)
@@ -712,12 +713,16 @@ describe('no request without money holds the service', () => {
         ]).toContainEqual([res.status, body.code])
     }
     // Alone, it is refused out of bounds, or, once the four have spent this address's quota
-    // (each is charged by size before it is read), refused unread as rate limited; never run.
+    // (each is charged by size before it is read), refused unread as rate limited, or past the
+    // free check's deadline as above; never run.
     const alone = await send()
-    const aloneBody = await json(alone)
-    if (alone.status === 400) expect(aloneBody).toEqual(refusal)
+    const aloneBody = (await json(alone)) as { code?: string; jsonrpc?: string }
+    if (aloneBody.jsonrpc) expect([alone.status, aloneBody]).toEqual([400, refusal])
     else
-      expect([alone.status, (aloneBody as { code?: string }).code]).toEqual([429, 'rate_limited'])
+      expect([
+        [400, 'input_check_timeout'],
+        [429, 'rate_limited'],
+      ]).toContainEqual([alone.status, aloneBody.code])
     // Its size is charged before it is read: 15 points over a quota of 12 is a 429, unread.
     const tight = await startService(stack, { RATE_LIMIT_POINTS: '12' }, { env: clock })
     try {

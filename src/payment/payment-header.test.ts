@@ -103,4 +103,21 @@ describe('x402 header decoding', () => {
       { numRuns: 3000 },
     )
   })
+
+  it('refuses JSON nested deeper than its bound before parsing it, and parses it at the bound', () => {
+    const nested = (depth: number) => ({
+      ...required,
+      extra: JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`),
+    })
+    // The payment's object is the first level: 31 arrays in it make 32 levels.
+    expect(decodePaymentHeader(x402Header(nested(31)), 32)).toEqual({
+      value: nested(31),
+      bytes: Buffer.byteLength(JSON.stringify(nested(31))),
+    })
+    expect(decodePaymentHeader(x402Header(nested(32)), 32)).toEqual({ problem: 'depth' })
+    const deep = Buffer.from(`{"a":${'['.repeat(3000)}"${'x'.repeat(16_000)}"${']'.repeat(3000)}}`)
+    expect(decodePaymentHeader(deep.toString('base64'), 32)).toEqual({ problem: 'depth' })
+    // Without a bound, the SDK's rules alone: it parses.
+    expect(ours(deep.toString('base64'))).toEqual(sdk(deep.toString('base64')))
+  })
 })

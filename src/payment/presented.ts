@@ -1,6 +1,7 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier'
 import type { LiveState } from '../facilitators/link.js'
+import { depthExceeded } from '../json-bounds.js'
 import { PaymentRequiredError } from './errors.js'
 import { PAYMENT_IDENTIFIER_DECLARATION, paymentIdentifierOf } from './idempotency.js'
 import type { Offer } from './offer.js'
@@ -11,6 +12,7 @@ import {
   checkPaymentShape,
   MAX_PAYMENT_BYTES,
   matchOffer,
+  PAYMENT_BOUNDS,
   type ShapedPayment,
 } from './payment-shape.js'
 
@@ -63,7 +65,7 @@ export async function readPayment(
   const refuse = async (message: string, reason = 'invalid_payload') =>
     new PaymentRequiredError('invalid_payment', message, await offer.refusal(reason))
   const decoded = decode(source)
-  if ('problem' in decoded) throw await refuse(`The payment could not be read: ${decoded.problem}`)
+  if ('problem' in decoded) throw await refuse(decoded.problem)
   const shaped = checkPaymentShape(decoded.value)
   if ('problem' in shaped) throw await refuse(shaped.problem)
   const payment = shaped.payment
@@ -127,23 +129,30 @@ async function echoProblem(
   }
 }
 
-/** The decoded PaymentPayload JSON of a source (a header within {@link MAX_PAYMENT_BYTES}), or why not. */
+/**
+ * The decoded PaymentPayload JSON of a source (a header within {@link MAX_PAYMENT_BYTES}, nested
+ * no deeper than {@link PAYMENT_BOUNDS}), or the message that refuses it.
+ */
 function decode(source: PaymentSource): { value: unknown } | { problem: string } {
   if ('value' in source) return { value: source.value }
+  const unread = (why: string) => ({ problem: `The payment could not be read: ${why}` })
   const header = source.header.trim()
   if (header.length > MAX_PAYMENT_BYTES) {
-    return {
-      problem: `PAYMENT-SIGNATURE is ${header.length} bytes; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
-    }
+    return unread(
+      `PAYMENT-SIGNATURE is ${header.length} bytes; the limit is ${MAX_PAYMENT_BYTES / 1024} KiB`,
+    )
   }
-  const read = decodePaymentHeader(header)
+  const read = decodePaymentHeader(header, PAYMENT_BOUNDS.depth)
   if ('value' in read) return { value: read.value }
-  return {
-    problem:
-      read.problem === 'json'
-        ? 'PAYMENT-SIGNATURE is Base64, but not of a JSON PaymentPayload'
-        : 'PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
+  // The words checkPaymentShape gives the same payment once parsed.
+  if (read.problem === 'depth') {
+    return { problem: `The payment is out of bounds: ${depthExceeded(PAYMENT_BOUNDS.depth)}` }
   }
+  return unread(
+    read.problem === 'json'
+      ? 'PAYMENT-SIGNATURE is Base64, but not of a JSON PaymentPayload'
+      : 'PAYMENT-SIGNATURE is not Base64 (RFC 4648 section 4)',
+  )
 }
 
 /** The payment with our declared extensions in place of their echoes (see {@link PresentedPayment}). */
