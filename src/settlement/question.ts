@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { type Address, getAddressEncoder, getBase58Decoder } from '@solana/kit'
+import { getBase58Decoder } from '@solana/kit'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { isSigned, readWireTransaction } from './solana-wire.js'
 import type { SettlementQuestion } from './types.js'
@@ -72,9 +72,10 @@ function solanaQuestion(transaction: unknown, feePayer: string): SettlementQuest
   if (typeof transaction !== 'string') return undefined
   const tx = readWireTransaction(transaction)
   if (!tx) return undefined
-  const payer = feePayerBytes(feePayer)
+  // A signer's address is its account key (the fee payer's slot comes first), in base58.
   const signed = tx.signatures.filter(
-    (signature, i) => isSigned(signature) && !(payer && equal(tx.accountKeys[i], payer)),
+    (signature, i) =>
+      isSigned(signature) && base58.decode(tx.accountKeys[i] as Uint8Array) !== feePayer,
   )
   // The `exact` scheme has exactly one: the payer's. Anything else is not a payment we can judge.
   if (signed.length !== 1) return undefined
@@ -87,23 +88,3 @@ function solanaQuestion(transaction: unknown, feePayer: string): SettlementQuest
 }
 
 const base58 = getBase58Decoder()
-const addressBytes = getAddressEncoder()
-/** The fee payers of our requirements are few: their bytes are kept once read. */
-const feePayers = new Map<string, Uint8Array | null>()
-
-/** The 32 bytes of the fee payer's address, or null when it is not an address. */
-function feePayerBytes(feePayer: string): Uint8Array | null {
-  let bytes = feePayers.get(feePayer)
-  if (bytes === undefined) {
-    try {
-      bytes = new Uint8Array(addressBytes.encode(feePayer as Address))
-    } catch {
-      bytes = null
-    }
-    if (feePayers.size < 16) feePayers.set(feePayer, bytes)
-  }
-  return bytes
-}
-
-const equal = (a: Uint8Array | undefined, b: Uint8Array) =>
-  a !== undefined && a.length === b.length && a.every((byte, i) => byte === b[i])
