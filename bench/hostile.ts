@@ -7,9 +7,10 @@
  * 2. the event loop and `GET /health` with and without hostile requests running at once (the 4
  *    costliest paid calls, and the requests without money of issue 27: a payment header nested
  *    3,000 deep, the same over MCP, a 956 KiB MCP `tools/list` of 90,000 `_meta` keys, unpaid 1 MB
- *    `json-validate` bodies and junk payments), the service in a child process (its event-loop
- *    delay measured there with `perf_hooks.monitorEventLoopDelay`), the load generator here, and an
- *    honest paying client that must get 200 on every call;
+ *    `json-validate` bodies and junk payments), the service in a child process with the Node flags
+ *    of `npm start` (its event-loop delay measured there with `perf_hooks.monitorEventLoopDelay`,
+ *    the longest split into running and waiting for a CPU), the load generator here at a lower
+ *    priority, and an honest paying client that must get 200 on every call;
  * 3. how long each hostile call takes to answer, alone.
  *
  * The child serves the real app, catalogue and worker pool (TOOL_WORKERS, TOOL_TIMEOUT_MS and
@@ -20,8 +21,8 @@
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs'
+import { availableParallelism, getPriority, loadavg, setPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
@@ -56,6 +57,11 @@ const HEALTH_P99_TARGET_MS = 50
 /** /health load: a steady rate, so that latency shows responsiveness, not saturation. */
 const HEALTH_RATE = 200
 const HEALTH_CONNECTIONS = 4
+/**
+ * `nice` of this process while it generates load: the clients it stands for run on machines of
+ * their own, so it must not take the service's CPU on this one (the children are forked before).
+ */
+const LOAD_GENERATOR_NICE = 10
 
 const hash = findToolByPath('/hash') as ToolDefinition
 
@@ -145,13 +151,74 @@ interface Delay {
   maxMs: number
   p99Ms: number
   meanMs: number
+  /** The longest delay a 1 ms timer saw, split by where the main thread was (Linux only). */
+  longest?: DelaySplit
 }
 
-/** Answers `reset` and `read` about an event-loop delay histogram. */
-function reportDelay(delay: ReturnType<typeof monitorEventLoopDelay>): void {
+/**
+ * One event-loop delay, split from the main thread's `/proc/thread-self/schedstat`: milliseconds
+ * it ran (our JavaScript and the GC's pauses) and milliseconds it was runnable but waited for a
+ * CPU (the machine's share).
+ */
+interface DelaySplit {
+  delayMs: number
+  cpuMs: number
+  waitMs: number
+}
+
+/**
+ * Follows the main thread's delays with a 1 ms timer and keeps the longest, split into running
+ * and waiting (see {@link DelaySplit}); `undefined` where schedstat is missing (not Linux).
+ */
+function splitDelays(): { reset(): void; read(): DelaySplit } | undefined {
+  let fd: number
+  try {
+    fd = openSync('/proc/thread-self/schedstat', 'r')
+  } catch {
+    return undefined
+  }
+  const buffer = Buffer.alloc(96)
+  // Nanoseconds on a CPU and waiting on a run queue; the file is re-read from offset 0.
+  const sample = () => {
+    const fields = buffer
+      .toString('latin1', 0, readSync(fd, buffer, 0, buffer.length, 0))
+      .split(' ')
+    return { cpu: Number(fields[0]), wait: Number(fields[1]) }
+  }
+  const none = (): DelaySplit => ({ delayMs: 0, cpuMs: 0, waitMs: 0 })
+  let longest = none()
+  let at = performance.now()
+  let last = sample()
+  setInterval(() => {
+    const now = performance.now()
+    const current = sample()
+    if (now - at > longest.delayMs) {
+      longest = {
+        delayMs: now - at,
+        cpuMs: (current.cpu - last.cpu) / 1e6,
+        waitMs: (current.wait - last.wait) / 1e6,
+      }
+    }
+    at = now
+    last = current
+  }, 1).unref()
+  return {
+    reset: () => {
+      longest = none()
+    },
+    read: () => longest,
+  }
+}
+
+/** Answers `reset` and `read` about an event-loop delay histogram (and its longest delay's split). */
+function reportDelay(
+  delay: ReturnType<typeof monitorEventLoopDelay>,
+  split?: ReturnType<typeof splitDelays>,
+): void {
   process.on('message', (message) => {
     if (message === 'reset') {
       delay.reset()
+      split?.reset()
       process.send?.('reset')
     } else if (message === 'read') {
       const ms = (ns: number) => ns / 1e6
@@ -159,6 +226,7 @@ function reportDelay(delay: ReturnType<typeof monitorEventLoopDelay>): void {
         maxMs: ms(delay.max),
         p99Ms: ms(delay.percentile(99)),
         meanMs: ms(delay.mean),
+        ...(split ? { longest: split.read() } : {}),
       } satisfies Delay)
     }
   })
@@ -210,7 +278,7 @@ async function serveChild(): Promise<void> {
   const delay = monitorEventLoopDelay({ resolution: 1 })
   delay.enable()
   process.send?.({ url: target.url, workers: config.toolWorkers, timeoutMs: config.toolTimeoutMs })
-  reportDelay(delay)
+  reportDelay(delay, splitDelays())
   process.on('message', async (message) => {
     if (message === 'stop') {
       await target.close()
@@ -231,9 +299,17 @@ interface Child {
   stop(): void
 }
 
+/** The Node flags of `npm start` (package.json), with which the service is deployed. */
+function startFlags(): string[] {
+  const manifest = JSON.parse(
+    readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+  ) as { scripts: { start: string } }
+  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'))
+}
+
 async function startChild(mode: '--serve' | '--control'): Promise<Child> {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), [mode], {
-    execArgv: process.execArgv,
+    execArgv: mode === '--serve' ? [...process.execArgv, ...startFlags()] : process.execArgv,
   })
   const info = await new Promise<{ url: string; workers: number; timeoutMs: number }>(
     (resolve, reject) => {
@@ -254,6 +330,21 @@ async function startChild(mode: '--serve' | '--control'): Promise<Child> {
       if (child.connected) child.send('stop')
     },
   }
+}
+
+/**
+ * Sets the `nice` of every thread of this process (Linux's nice is per thread: the GC's helper
+ * threads and libuv's pool keep theirs otherwise), or of the process where /proc is missing.
+ */
+function renice(nice: number): void {
+  let threads: string[]
+  try {
+    threads = readdirSync('/proc/self/task')
+  } catch {
+    setPriority(nice)
+    return
+  }
+  for (const tid of threads) setPriority(Number(tid), nice)
 }
 
 /** Pays for calls with fresh payments on the scripted facilitator, built from each tool's 402. */
@@ -530,6 +621,8 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
   const overhead = await poolOverhead(mode)
   const child = await startChild('--serve')
   const control = await startChild('--control')
+  const priority = getPriority()
+  renice(Math.max(priority, LOAD_GENERATOR_NICE))
   try {
     const phases = [
       await phase(child, control, seconds, 'none'),
@@ -568,13 +661,17 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
         'the 4 costliest paid calls of test/fixtures/hostile.ts (issue 9), or the 5 requests ' +
         'without money of issue 27, beside an honest payer every 100 ms (/hash, and /json-validate ' +
         'with a body over 1 KiB). The control is an idle Node process measuring its own ' +
-        'event-loop delay over the same time: the share of the machine.',
+        'event-loop delay over the same time: the share of the machine. The load generator runs ' +
+        `at nice ${LOAD_GENERATOR_NICE}, as clients on other machines would; the service's ` +
+        "longest delay is split, from its main thread's schedstat, into time running (our code " +
+        'and GC pauses) and time waiting for a CPU.',
       '',
       table(
         [
           'phase',
           'event-loop max delay',
           'event-loop p99 delay',
+          'longest delay: running, waiting for a CPU',
           'control process: max, p99',
           '/health p50',
           '/health p99',
@@ -585,6 +682,9 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
           p.name,
           verdict(p.delay.maxMs, MAX_DELAY_TARGET_MS),
           `${p.delay.p99Ms.toFixed(1)} ms`,
+          p.delay.longest
+            ? `${p.delay.longest.delayMs.toFixed(1)} ms: ${p.delay.longest.cpuMs.toFixed(1)} ms, ${p.delay.longest.waitMs.toFixed(1)} ms`
+            : 'n/a (no schedstat)',
           `${p.control.maxMs.toFixed(1)} ms, ${p.control.p99Ms.toFixed(1)} ms`,
           `${p.health.p50} ms`,
           verdict(p.health.p99, HEALTH_P99_TARGET_MS),
@@ -602,6 +702,11 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
   } finally {
     child.stop()
     control.stop()
+    try {
+      renice(priority)
+    } catch {
+      // Lowering nice back needs CAP_SYS_NICE: the sections after this one run niced then.
+    }
   }
 }
 

@@ -12,7 +12,7 @@
  * 3. Build with that node (`tsc -p tsconfig.build.json`) into a temp app directory whose
  *    node_modules is the directory of step 2.
  * 4. The devnet (anvil, litesvm, the official facilitator) in this process, on the machine's node;
- *    the service `node dist/main.js` on the fetched node, SQLite telemetry (better-sqlite3, the
+ *    the service as `npm start` runs it on the fetched node, SQLite telemetry (better-sqlite3, the
  *    native module) in the temp directory.
  * 5. One paid call per rail with the official client: 200, the receipt, payTo up by exactly the
  *    price; /stats counts both calls (written through better-sqlite3); SIGTERM exits 0.
@@ -259,12 +259,19 @@ async function buildApp(nodeBin: string, modules: string): Promise<string> {
   return app
 }
 
-/** Starts `node dist/main.js` in `app` against the dev stack; resolves once /health says ok. */
+/**
+ * Starts the service in `app` as `npm start` does (its Node flags and `dist/main.js`) against the
+ * dev stack; resolves once /health says ok.
+ */
 async function startService(nodeBin: string, app: string, stack: DevStack) {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const logFile = join(app, 'service.log')
-  const child = spawnChild(nodeBin, ['dist/main.js'], {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: { start: string }
+  }
+  const [, ...args] = manifest.scripts.start.split(/\s+/)
+  const child = spawnChild(nodeBin, args, {
     cwd: app,
     env: {
       PATH: process.env.PATH,
@@ -431,7 +438,7 @@ async function main(): Promise<number> {
   let service: Awaited<ReturnType<typeof startService>> | undefined
   try {
     service = await startService(nodeBin, app, stack)
-    lap(`node dist/main.js serving on Node ${node.version}, devnet on ${process.version}`)
+    lap(`npm start's command serving on Node ${node.version}, devnet on ${process.version}`)
     await payOnce(stack, service.url, 'evm')
     await payOnce(stack, service.url, 'solana')
     const stats = (await (await fetch(`${service.url}/stats`)).json()) as {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -235,6 +235,14 @@ async function paidHash(rail: Rail, payer: number, input: string, url = base): P
   expect((await payToBalance(stack, rail)) - before).toBe(1000n)
 }
 
+/** `npm start`'s command (package.json), word by word: `['node', …flags, 'dist/main.js']`. */
+function startCommand(): string[] {
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
+    scripts: { start: string }
+  }
+  return manifest.scripts.start.split(/\s+/)
+}
+
 describe.skipIf(unavailable)('the container image (podman)', () => {
   it('declares user node, SIGTERM, port 8402, the /app/data volume and the /health HEALTHCHECK', async () => {
     // Podman shows the HEALTHCHECK beside Config (Docker shows it in Config).
@@ -247,7 +255,8 @@ describe.skipIf(unavailable)('the container image (podman)', () => {
       StopSignal: 'SIGTERM',
       ExposedPorts: { '8402/tcp': {} },
       Volumes: { '/app/data': {} },
-      Entrypoint: ['node', 'dist/main.js'],
+      // The image runs the service as `npm start` does, Node flags included.
+      Entrypoint: startCommand(),
     })
     expect(image.Config.Env).toContain('HOST=0.0.0.0')
     expect(image.Healthcheck).toEqual({
