@@ -158,7 +158,8 @@ interface Delay {
 /**
  * One event-loop delay, split from the main thread's `/proc/thread-self/schedstat`: milliseconds
  * it ran (our JavaScript and the GC's pauses) and milliseconds it was runnable but waited for a
- * CPU (the machine's share).
+ * CPU (the machine's share); for the rest of `delayMs` it was blocked (asleep on a lock or a
+ * late wake-up).
  */
 interface DelaySplit {
   delayMs: number
