@@ -21,7 +21,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs'
+import { mkdtempSync, openSync, readdirSync, readSync, rmSync } from 'node:fs'
 import { availableParallelism, getPriority, loadavg, setPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -30,6 +30,7 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402
 import type { PaymentPayload } from '@x402/core/types'
 import autocannon from 'autocannon'
 import { loadConfig } from '../src/config.js'
+import { startCommand } from '../src/devnet/child.js'
 import { createApp } from '../src/http/app.js'
 import { logger } from '../src/logger.js'
 import { resolveAllowList } from '../src/mcp/dns-rebinding.js'
@@ -300,17 +301,13 @@ interface Child {
   stop(): void
 }
 
-/** The Node flags of `npm start` (package.json), with which the service is deployed. */
-function startFlags(): string[] {
-  const manifest = JSON.parse(
-    readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
-  ) as { scripts: { start: string } }
-  return manifest.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'))
-}
-
 async function startChild(mode: '--serve' | '--control'): Promise<Child> {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), [mode], {
-    execArgv: mode === '--serve' ? [...process.execArgv, ...startFlags()] : process.execArgv,
+    execArgv:
+      mode === '--serve'
+        ? // The Node flags of `npm start`, with which the service is deployed.
+          [...process.execArgv, ...startCommand().filter((word) => word.startsWith('--'))]
+        : process.execArgv,
   })
   const info = await new Promise<{ url: string; workers: number; timeoutMs: number }>(
     (resolve, reject) => {

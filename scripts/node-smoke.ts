@@ -47,7 +47,7 @@ import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs, promisify } from 'node:util'
 import { decodePaymentResponseHeader } from '@x402/core/http'
-import { spawnChild, waitFor } from '../src/devnet/child.js'
+import { spawnChild, startCommand, waitFor } from '../src/devnet/child.js'
 import { paidFetch } from '../src/devnet/payer.js'
 import { freePort } from '../src/devnet/ports.js'
 import { type DevStack, startDevStack } from '../src/devnet/stack.js'
@@ -267,10 +267,7 @@ async function startService(nodeBin: string, app: string, stack: DevStack) {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const logFile = join(app, 'service.log')
-  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    scripts: { start: string }
-  }
-  const [, ...args] = manifest.scripts.start.split(/\s+/)
+  const [, ...args] = startCommand()
   const child = spawnChild(nodeBin, args, {
     cwd: app,
     env: {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { decodePaymentResponseHeader } from '@x402/core/http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startCommand } from '../src/devnet/child.js'
 import { freePort } from '../src/devnet/ports.js'
 import { type DevStack, startDevStack } from '../src/devnet/stack.js'
 import { paidFetch } from './helpers/clients.js'
@@ -233,14 +234,6 @@ async function paidHash(rail: Rail, payer: number, input: string, url = base): P
   expect(receipt.success).toBe(true)
   expect(receipt.network).toBe(rail === 'evm' ? 'eip155:8453' : stack.solana.network)
   expect((await payToBalance(stack, rail)) - before).toBe(1000n)
-}
-
-/** `npm start`'s command (package.json), word by word: `['node', …flags, 'dist/main.js']`. */
-function startCommand(): string[] {
-  const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
-    scripts: { start: string }
-  }
-  return manifest.scripts.start.split(/\s+/)
 }
 
 describe.skipIf(unavailable)('the container image (podman)', () => {

@@ -157,3 +157,15 @@ export async function waitFor(
     await sleep(intervalMs)
   }
 }
+
+/**
+ * The command `npm start` runs (package.json's `scripts.start`), word by word:
+ * `['node', …Node flags, 'dist/main.js']`. What the image's entrypoint, the Node smoke run and
+ * the benches start the service with.
+ */
+export function startCommand(): string[] {
+  const manifest = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ) as { scripts: { start: string } }
+  return manifest.scripts.start.split(/\s+/)
+}
