@@ -528,7 +528,7 @@ describe('batch-settlement escrow on anvil', () => {
     expect(await channelState(config)).toEqual({ balance: 10_000n, totalClaimed: 5000n })
   })
 
-  it('checks vouchers of a channel without payer authorizer against the payer', async () => {
+  it('checks vouchers of a channel without payer authorizer against the payer (receiver claims)', async () => {
     const from = payer(2)
     const config = channel(from, { payerAuthorizer: '0x0000000000000000000000000000000000000000' })
     await deposit(from, config, 2000n)
@@ -536,8 +536,10 @@ describe('batch-settlement escrow on anvil', () => {
     expect(await revertOf('claimWithSignature', [[forged], await signClaims([forged])])).toBe(
       'InvalidVoucherSignature',
     )
+    expect(await revertOf('claim', [[forged]], devnet.payTo)).toBe('InvalidVoucherSignature')
+    // The receiver claims directly, without a receiver-authorizer signature.
     const good: Row = { ...(await voucher(from, config, 700n)), totalClaimed: 700n }
-    await send('claimWithSignature', [[good], await signClaims([good])])
+    await sendAs(devAccount(1), 'claim', [[good]])
     expect(await channelState(config)).toEqual({ balance: 2000n, totalClaimed: 700n })
   })
 
