@@ -153,7 +153,12 @@ const envSchema = z.object({
   BATCH_SETTLEMENT: z.enum(['on', 'off']).optional(),
   BATCH_SETTLEMENT_MIN_DEPOSIT: usdcAmount.default('1'),
   BATCH_SETTLEMENT_RECEIVER_AUTHORIZER_KEY: privateKeyHex.optional(),
-  BATCH_SETTLEMENT_WITHDRAW_DELAY_S: z.coerce.number().int().min(900).max(31_536_000).default(86_400),
+  BATCH_SETTLEMENT_WITHDRAW_DELAY_S: z.coerce
+    .number()
+    .int()
+    .min(900)
+    .max(31_536_000)
+    .default(86_400),
   BATCH_SETTLEMENT_CLAIM_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
   BATCH_SETTLEMENT_SETTLE_INTERVAL_S: z.coerce.number().int().min(1).max(604_800).default(300),
   BATCH_SETTLEMENT_IDLE_REFUND_S: z.coerce.number().int().min(60).max(31_536_000).default(86_400),
@@ -419,7 +424,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     batchSettlement: {
       enabled: (e.BATCH_SETTLEMENT ?? (e.PAY_TO_EVM ? 'on' : 'off')) === 'on',
       minDeposit: atomicUsdc(e.BATCH_SETTLEMENT_MIN_DEPOSIT),
-      receiverAuthorizerKey: e.BATCH_SETTLEMENT_RECEIVER_AUTHORIZER_KEY as `0x${string}` | undefined,
+      receiverAuthorizerKey: e.BATCH_SETTLEMENT_RECEIVER_AUTHORIZER_KEY as
+        | `0x${string}`
+        | undefined,
       withdrawDelaySeconds: e.BATCH_SETTLEMENT_WITHDRAW_DELAY_S,
       claimIntervalSeconds: e.BATCH_SETTLEMENT_CLAIM_INTERVAL_S,
       settleIntervalSeconds: e.BATCH_SETTLEMENT_SETTLE_INTERVAL_S,

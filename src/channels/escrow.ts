@@ -84,7 +84,10 @@ export function escrowReader(rpcUrl: string, network: `${string}:${string}`): Es
         return { ok: true }
       } catch (error) {
         // viem's messages may hold the URL, which may hold a key.
-        return { ok: false, reason: `escrow not readable: ${(error as Error)?.name ?? describeError(error)}` }
+        return {
+          ok: false,
+          reason: `escrow not readable: ${(error as Error)?.name ?? describeError(error)}`,
+        }
       }
     },
     async withdrawing(channelIds) {

@@ -18,8 +18,8 @@ import {
 } from './manager.js'
 import { channelStorage } from './storage.js'
 
-export { BATCH_SETTLEMENT_SCHEME }
 export type { ChannelManagerStatus } from './manager.js'
+export { BATCH_SETTLEMENT_SCHEME }
 
 /** The channels as `/health` shows them. */
 export interface ChannelsStatus {

@@ -20,7 +20,8 @@ export function ioredisChannelClient(client: Redis): RedisChannelStorageClient {
   return {
     get: (key) => client.get(key),
     set: (key, value, options) => {
-      if (options?.PX !== undefined && options.NX) return client.set(key, value, 'PX', options.PX, 'NX')
+      if (options?.PX !== undefined && options.NX)
+        return client.set(key, value, 'PX', options.PX, 'NX')
       if (options?.PX !== undefined) return client.set(key, value, 'PX', options.PX)
       if (options?.NX) return client.set(key, value, 'NX')
       return client.set(key, value)
