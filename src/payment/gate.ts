@@ -21,6 +21,7 @@ import {
   type PaymentGateOptions,
 } from './types.js'
 import { verifyCall } from './verify.js'
+import { chargeVoucher, paysByVoucher, voucherOf } from './voucher.js'
 
 export { MAX_PAYMENT_BYTES } from './presented.js'
 export type { ClientQuota } from './quota.js'
@@ -72,11 +73,12 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     return delivered(parts, ctx, answer)
   }
 
-  /** A call whose keys are all its own: verify, run, settle. */
+  /** A call whose keys are all its own: verify, run, settle (or charge its voucher). */
   async function pay(ctx: PaidContext): Promise<Answer> {
     const payer = await verifyCall(parts, ctx)
     const ran = await runTool(parts, ctx)
-    return { ...ran, settlement: await settleCall(parts, ctx, payer) }
+    const settle = paysByVoucher(ctx) ? chargeVoucher : settleCall
+    return { ...ran, settlement: await settle(parts, ctx, payer) }
   }
 
   return { execute, link, runner }
@@ -139,6 +141,8 @@ async function delivered(parts: GateParts, ctx: PaidContext, answer: Answer): Pr
     inputDigest: ctx.fp.inputDigest,
     result: answer.result,
     nowSeconds: answer.nowSeconds,
+    matched: ctx.presented.matched,
+    ...voucherOf(ctx),
   })
   return {
     result: answer.result,

@@ -33,6 +33,11 @@ export interface CallOutcome {
    * id, which the store keeps once.
    */
   decide?: () => Promise<unknown>
+  /**
+   * Gives back what its verify reserved (a channel's pending request) when the call ends
+   * without a settlement: run at the exit of a call that failed before settling.
+   */
+  cancel?: () => Promise<void>
 }
 
 /** Options of {@link createOutcomes}. */
@@ -109,7 +114,10 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
     },
     async close(o, error) {
       const sent = o.settle === 'settled' || o.settle === 'failed' || o.settle === 'unknown'
-      if (error !== undefined && !sent) await o.claim?.release()
+      if (error !== undefined && !sent) {
+        await o.claim?.release()
+        await o.cancel?.()
+      }
       const payer = o.settlement?.payer ?? o.verified?.payer
       if (o.settle === 'settled') {
         const amount = o.settlement?.amount

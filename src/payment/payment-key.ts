@@ -29,6 +29,9 @@ const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).
  * - Solana (x402 `exact` SVM scheme, `payload.transaction`): the network and the SHA-256 of the
  *   transaction's message bytes, which the payer signed (the wire transaction decoded from Base64,
  *   so that re-encodings agree). Proof: the signatures present, in order.
+ * - A channel (x402 `batch-settlement`: a deposit or a voucher): the network, the channel id and the
+ *   voucher's cumulative `maxClaimableAmount`, which grows by the price with every call. Proof:
+ *   the lower-cased voucher signature.
  *
  * @param payment - a payment that passed `checkPaymentShape` (payment-shape.ts)
  * @param matched - the offered requirements it matched (network and asset come from here)
@@ -41,6 +44,14 @@ export function paymentIdentity(
 ): PaymentIdentity | undefined {
   const payload = payment.payload
   const network = matched.network
+  if ('channelConfig' in payload) {
+    // One cumulative amount of one channel is one call: a later call signs a higher amount.
+    const { channelId, maxClaimableAmount, signature } = payload.voucher
+    return identity(
+      `voucher|${network}|${channelId.toLowerCase()}|${maxClaimableAmount}`,
+      signature.toLowerCase(),
+    )
+  }
   if ('authorization' in payload) {
     const { from, nonce } = payload.authorization
     return identity(
