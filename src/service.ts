@@ -330,6 +330,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(redis ? { redisHealth: () => redis.state() } : {}),
     ...(channels
       ? {
+          refunds: () => channels.status().offered,
           channelsHealth: {
             status: () => channels.status(),
             claimIntervalSeconds: config.batchSettlement.claimIntervalSeconds,
@@ -359,7 +360,8 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ],
   })
   const close = async () => {
-    await channels?.stop({ flush: true })
+    // Vouchers are kept in the channel store: the next holder of the lease claims them.
+    await channels?.stop()
     await resolver?.stop()
     await runner.close()
     // Only what this service opened: an injected connection belongs to its caller.

@@ -43,6 +43,8 @@ export interface AppDeps {
   redisHealth?: () => RedisState
   /** The prepaid channels' state for /health; absent when BATCH_SETTLEMENT is off. */
   channelsHealth?: HealthOptions['channels']
+  /** Whether the prepaid channels' refund flow is served on GET of the paid routes now. */
+  refunds?: () => boolean
   /** Aggregates for GET /stats; absent -> /stats answers 503 telemetry_unavailable. */
   stats?: () => Promise<Stats>
   /**

@@ -9,6 +9,7 @@ import { CLOCK_SKEW_SECONDS } from './payment-shape.js'
 import { readPayment } from './presented.js'
 import { chargeBefore } from './quota.js'
 import { withReceipt } from './receipt.js'
+import { refundChannel } from './refund.js'
 import { answerHeld } from './replay.js'
 import { runTool } from './run.js'
 import { settleCall } from './settle.js'
@@ -81,7 +82,12 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     return { ...ran, settlement: await settle(parts, ctx, payer) }
   }
 
-  return { execute, link, runner }
+  return {
+    execute,
+    refund: async (call) => refundChannel(link, offerOf, call, now() / 1000),
+    link,
+    runner,
+  }
 }
 
 /** The parts the steps are built with, from the gate's options. */

@@ -3,8 +3,8 @@ import { z } from 'zod'
 import { type JsonBounds, jsonBoundExceeded } from '../json-bounds.js'
 import {
   BATCH_SETTLEMENT,
-  CORRECTIVE_EXTRA,
   type ChannelPayload,
+  CORRECTIVE_EXTRA,
   channelPayloadShape,
   checkChannelPayload,
 } from './voucher-shape.js'

@@ -5,8 +5,8 @@ import type { FacilitatorLink, LiveState } from '../facilitators/link.js'
 import { logger } from '../logger.js'
 import type { GateParts, PaidContext } from './call.js'
 import { FacilitatorUnavailableError, PaymentRequiredError } from './errors.js'
-import { CHANNEL_STATE_UNAVAILABLE } from './voucher-shape.js'
 import { releaseChannelOnFailure } from './voucher.js'
+import { CHANNEL_STATE_UNAVAILABLE } from './voucher-shape.js'
 
 /** The facilitator's verdict on a payment. */
 export type Verdict =

@@ -9,7 +9,8 @@ export const BATCH_SETTLEMENT = 'batch-settlement'
  * The SDK's reason when a channel's state could not be read or reserved (its store is down): a
  * fault of ours, answered 503, never a refusal of the payment.
  */
-export const CHANNEL_STATE_UNAVAILABLE = 'invalid_batch_settlement_evm_verification_state_unavailable'
+export const CHANNEL_STATE_UNAVAILABLE =
+  'invalid_batch_settlement_evm_verification_state_unavailable'
 
 /**
  * Members a corrective 402 of `batch-settlement` adds to the `extra` it offered (the SDK's
@@ -42,7 +43,11 @@ const channelConfigShape = z.strictObject({
   receiver: hex(20),
   receiverAuthorizer: hex(20),
   token: hex(20),
-  withdrawDelay: z.number().int().min(0).max(2 ** 40 - 1),
+  withdrawDelay: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 40 - 1),
   salt: hex(32),
 })
 
@@ -76,7 +81,11 @@ export const channelPayloadShape = z.discriminatedUnion('type', [
       }),
     }),
   }),
-  z.strictObject({ type: z.literal('voucher'), channelConfig: channelConfigShape, voucher: voucherShape }),
+  z.strictObject({
+    type: z.literal('voucher'),
+    channelConfig: channelConfigShape,
+    voucher: voucherShape,
+  }),
   z.strictObject({
     type: z.literal('refund'),
     channelConfig: channelConfigShape,
@@ -109,23 +118,31 @@ export function checkChannelPayload(
 ): { validUntil: number } | { problem: string } {
   const longest = nowSeconds + matched.maxTimeoutSeconds + skewSeconds
   if (payload.type === 'refund' && !allow.refund) {
-    return { problem: 'a refund is asked with GET on the tool URL (the refund flow), not with a call' }
+    return {
+      problem: 'a refund is asked with GET on the tool URL (the refund flow), not with a call',
+    }
   }
   if (payload.type !== 'refund' && allow.refund) {
     return { problem: 'only a refund is accepted with GET; a call is a POST' }
   }
   const config = payload.channelConfig
   const extra = matched.extra ?? {}
-  const same = (a: string, b: unknown) => typeof b === 'string' && a.toLowerCase() === b.toLowerCase()
-  if (!same(config.receiver, matched.payTo)) return { problem: 'channelConfig.receiver is not the offered payTo' }
-  if (!same(config.token, matched.asset)) return { problem: 'channelConfig.token is not the offered asset' }
+  const same = (a: string, b: unknown) =>
+    typeof b === 'string' && a.toLowerCase() === b.toLowerCase()
+  if (!same(config.receiver, matched.payTo))
+    return { problem: 'channelConfig.receiver is not the offered payTo' }
+  if (!same(config.token, matched.asset))
+    return { problem: 'channelConfig.token is not the offered asset' }
   if (!same(config.receiverAuthorizer, extra.receiverAuthorizer)) {
     return { problem: 'channelConfig.receiverAuthorizer is not the offered receiverAuthorizer' }
   }
   if (config.withdrawDelay !== extra.withdrawDelay) {
     return { problem: 'channelConfig.withdrawDelay is not the offered withdrawDelay' }
   }
-  if (computeChannelId(config, matched.network).toLowerCase() !== payload.voucher.channelId.toLowerCase()) {
+  if (
+    computeChannelId(config, matched.network).toLowerCase() !==
+    payload.voucher.channelId.toLowerCase()
+  ) {
     return { problem: "voucher.channelId is not the channel config's id on this network" }
   }
   if (payload.type !== 'deposit') return { validUntil: longest }
@@ -138,7 +155,8 @@ export function checkChannelPayload(
   }
   const { validBefore, validAfter } = payload.deposit.authorization.erc3009Authorization
   const before = Number(validBefore)
-  if (before <= nowSeconds) return { problem: 'the deposit authorization has expired (validBefore)' }
+  if (before <= nowSeconds)
+    return { problem: 'the deposit authorization has expired (validBefore)' }
   if (before > longest) {
     return {
       problem: `the deposit authorization is valid for ${before - nowSeconds} s; the offer allows at most ${matched.maxTimeoutSeconds} s (maxTimeoutSeconds)`,

@@ -86,7 +86,9 @@ export async function signDeliveryReceipt(
 ): Promise<string> {
   const checked = deliveryClaimsSchema.parse(claims)
   if (!checked.transaction && !(checked.channel && checked.cumulative)) {
-    throw new Error('a delivery receipt names a transaction, or a channel and its cumulative amount')
+    throw new Error(
+      'a delivery receipt names a transaction, or a channel and its cumulative amount',
+    )
   }
   return new SignJWT(checked)
     .setProtectedHeader({ alg: 'EdDSA', kid: key.publicJwk.kid, typ: DELIVERY_RECEIPT_TYPE })

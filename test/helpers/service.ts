@@ -1,5 +1,7 @@
+import { mkdtempSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { serve } from '@hono/node-server'
 import { loadConfig } from '../../src/config.js'
 import { type DevStack, startDevStack } from '../../src/devnet/stack.js'
@@ -62,10 +64,13 @@ export async function startService(
   const baseUrl = `http://127.0.0.1:${port}`
   service = createService(
     { ...config, port, publicBaseUrl: env.PUBLIC_BASE_URL ?? baseUrl },
-    overrides,
+    // Each service keeps its channels apart (the file store); a test may share one directory.
+    { dataDir: mkdtempSync(join(tmpdir(), 'payload-tools-data-')), ...overrides },
   )
   try {
     await service.runner.warm()
+    // As src/main.ts does: the escrow check (with EVM_RPC_URL), then the channel manager.
+    await service.channels?.start()
   } catch (error) {
     server.close()
     await service.close()
