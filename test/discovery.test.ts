@@ -306,6 +306,8 @@ describe('/capabilities', () => {
             'amount',
             'pay_to',
             'transaction',
+            'channel',
+            'cumulative',
           ],
         },
         offer_receipt: { extension: 'offer-receipt', format: 'jws' },

@@ -40,7 +40,11 @@ export async function withReceipt(
   call: DeliveredCall,
 ): Promise<SettleResponse> {
   if (!receipts) return settlement
-  const rail = call.matched ?? call.requirements.find((r) => r.network === settlement.network)
+  // The payment's own rail and scheme, unless the settlement was on another rail (a replay).
+  const rail =
+    call.matched?.network === settlement.network
+      ? call.matched
+      : call.requirements.find((r) => r.network === settlement.network)
   try {
     if (!rail) throw new Error(`no offered rail for the settled network ${settlement.network}`)
     return await receipts.deliver(settlement, {
