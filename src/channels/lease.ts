@@ -32,18 +32,23 @@ export interface Lease {
  * Two holders at once (a renewal lost in a partition) cost nothing but gas: claims are cumulative
  * on chain, so a voucher claimed twice moves its amount once.
  *
+ * @param options.pollMs - how often a standby asks, in milliseconds (default {@link LEASE_POLL_MS})
+ * @param options.key - the lease's Redis key (default {@link LEASE_KEY}; tests keep theirs apart)
  * @example
  * const lease = createLease(redis?.client)
  * lease.start({ onGain: () => manager.start(), onLose: () => manager.stop() })
  */
-export function createLease(redis: Redis | undefined, options: { pollMs?: number } = {}): Lease {
+export function createLease(
+  redis: Redis | undefined,
+  options: { pollMs?: number; key?: string } = {},
+): Lease {
   if (!redis) return alwaysHeld()
   const pollMs = options.pollMs ?? LEASE_POLL_MS
   let held = false
   let timer: NodeJS.Timeout | undefined
   let stopped = false
   let handlers: { onGain(): void; onLose(): void } | undefined
-  const mutex = new Mutex(redis, LEASE_KEY, {
+  const mutex = new Mutex(redis, options.key ?? LEASE_KEY, {
     lockTimeout: LEASE_TTL_MS,
     refreshInterval: Math.floor(LEASE_TTL_MS / 3),
     acquireAttemptsLimit: 1,
