@@ -486,12 +486,18 @@ function connectionFlood(base: string, count: number) {
       })
       socket.on('error', () => {})
       socket.once('connect', () => {
-        open.add(socket)
-        socket.write('G')
+        if (!running) socket.destroy()
+        else {
+          open.add(socket)
+          socket.write('G')
+        }
         resolve()
       })
       socket.once('close', () => {
         open.delete(socket)
+        resolve()
+        // Closed by the service, not by the end of the phase.
+        if (!running) return
         outcomes.push(
           answer === ''
             ? 'refused at accept'
@@ -499,8 +505,7 @@ function connectionFlood(base: string, count: number) {
               ? '408 after holding a place'
               : (answer.split('\r\n')[0] ?? ''),
         )
-        resolve()
-        if (running) setTimeout(() => running && start(), 1000)
+        setTimeout(() => running && start(), 1000)
       })
     })
   void (async () => {
