@@ -7,7 +7,8 @@
  * 2. the event loop and `GET /health` with and without hostile requests running at once (the 4
  *    costliest paid calls, and the requests without money of issue 27: a payment header nested
  *    3,000 deep, the same over MCP, a 956 KiB MCP `tools/list` of 90,000 `_meta` keys, unpaid 1 MB
- *    `json-validate` bodies and junk payments), the service in a child process with the Node flags
+ *    `json-validate` bodies and junk payments; one address holding 4,200 connections that send a
+ *    byte each, issue 40), the service in a child process with the Node flags
  *    of `npm start` (its event-loop delay measured there with `perf_hooks.monitorEventLoopDelay`,
  *    the longest split into running and waiting for a CPU), the load generator here at a lower
  *    priority, and an honest paying client that must get 200 on every call;
@@ -22,6 +23,7 @@
 import { type ChildProcess, fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, openSync, readdirSync, readSync, rmSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
 import { availableParallelism, getPriority, loadavg, setPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
@@ -455,6 +457,72 @@ function unpaidAttacks(base: string): { name: string; send(): Promise<number> }[
   ]
 }
 
+/** The connection flood of issue 40: connections one address keeps open, a byte on each. */
+const FLOOD_CONNECTIONS = 4200
+/**
+ * The flood's address: another of this machine (127.0.0.0/8 is loopback) than the 127.0.0.1 of
+ * the honest payer, the probes and /health, each of which is another client.
+ */
+const FLOOD_ADDRESS = '127.0.0.3'
+const FLOOD_NAME = `one address (${FLOOD_ADDRESS}) keeping ${FLOOD_CONNECTIONS.toLocaleString('en-US')} connections open, a byte each`
+
+/**
+ * One address keeping `count` connections open, each sending one byte and nothing more (no
+ * request is ever parsed, no rate-limit point taken); a connection that closes is opened again a
+ * second later. `outcomes` gets one entry per closed connection: refused at accept (closed
+ * without a byte of answer) or answered 408 once it had held a place for the headers timeout.
+ */
+function connectionFlood(base: string, count: number) {
+  const { hostname, port } = new URL(base)
+  const outcomes: string[] = []
+  const open = new Set<Socket>()
+  let running = true
+  const start = (): Promise<void> =>
+    new Promise((resolve) => {
+      const socket = connect({ host: hostname, port: Number(port), localAddress: FLOOD_ADDRESS })
+      let answer = ''
+      socket.on('data', (chunk: Buffer) => {
+        answer += chunk.toString('latin1')
+      })
+      socket.on('error', () => {})
+      socket.once('connect', () => {
+        if (!running) socket.destroy()
+        else {
+          open.add(socket)
+          socket.write('G')
+        }
+        resolve()
+      })
+      socket.once('close', () => {
+        open.delete(socket)
+        resolve()
+        // Closed by the service, not by the end of the phase.
+        if (!running) return
+        outcomes.push(
+          answer === ''
+            ? 'refused at accept'
+            : answer.startsWith('HTTP/1.1 408 ')
+              ? '408 after holding a place'
+              : (answer.split('\r\n')[0] ?? ''),
+        )
+        setTimeout(() => running && start(), 1000)
+      })
+    })
+  void (async () => {
+    // In batches, within the listen backlog.
+    for (let i = 0; i < count && running; i += 100) {
+      await Promise.all(Array.from({ length: Math.min(100, count - i) }, start))
+    }
+  })()
+  return {
+    outcomes,
+    stop: () => {
+      running = false
+      for (const socket of open) socket.destroy()
+    },
+  }
+}
+
 interface Phase {
   name: string
   delay: Delay
@@ -470,15 +538,17 @@ interface Phase {
 }
 
 /**
- * What runs beside the /health load in a phase: nothing, the 4 costliest paid calls (issue 9), or
- * the requests without money of issue 27; an honest payer in both hostile phases.
+ * What runs beside the /health load in a phase: nothing, the 4 costliest paid calls (issue 9),
+ * the requests without money of issue 27, or the connection flood of issue 40; an honest payer in
+ * every hostile phase.
  */
-type Load = 'none' | 'paid' | 'unpaid'
+type Load = 'none' | 'paid' | 'unpaid' | 'connections'
 
 const PHASE_NAMES: Record<Load, string> = {
   none: 'no hostile call',
   paid: 'the 4 costliest paid calls at once + an honest payer',
   unpaid: 'the 5 requests without money at once + an honest payer',
+  connections: `${FLOOD_NAME} + an honest payer`,
 }
 
 /** Runs /health load, and the hostile `load` with an honest payer, for `seconds`. */
@@ -519,6 +589,8 @@ async function phase(child: Child, control: Child, seconds: number, load: Load):
       )
     }
   }
+  const flood = load === 'connections' ? connectionFlood(child.url, FLOOD_CONNECTIONS) : undefined
+  if (flood) outcomes.set(FLOOD_NAME, flood.outcomes)
   if (load !== 'none') {
     // An honest payer, with a small body (checked on the main thread) and one over 1 KiB (on
     // the paid checker lane): beside the requests without money, each must be answered 200.
@@ -561,6 +633,7 @@ async function phase(child: Child, control: Child, seconds: number, load: Load):
     duration: seconds,
   })
   running = false
+  flood?.stop()
   await Promise.all(loops)
   const [delay, controlDelay] = await Promise.all([
     child.ask<Delay>('read'),
@@ -626,6 +699,7 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
       await phase(child, control, seconds, 'none'),
       await phase(child, control, seconds, 'paid'),
       await phase(child, control, seconds, 'unpaid'),
+      await phase(child, control, seconds, 'connections'),
     ]
     const times = await alone(child, pick(mode, { full: 3, quick: 1, smoke: 1 }))
     const verdict = (value: number, target: number) =>
@@ -657,7 +731,9 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
         `/health at ${HEALTH_RATE} req/s over ${HEALTH_CONNECTIONS} connections (autocannon); an ` +
         'unpaid 402 and /stats probed in turn every 50 ms. The hostile phases run, each in a loop, ' +
         'the 4 costliest paid calls of test/fixtures/hostile.ts (issue 9), or the 5 requests ' +
-        'without money of issue 27, beside an honest payer every 100 ms (/hash, and /json-validate ' +
+        `without money of issue 27, or one address (${FLOOD_ADDRESS}) keeping ` +
+        `${FLOOD_CONNECTIONS.toLocaleString('en-US')} connections open with a byte each (issue 40; ` +
+        'a closed one is opened again a second later), beside an honest payer every 100 ms (/hash, and /json-validate ' +
         'with a body over 1 KiB). The control is an idle Node process measuring its own ' +
         'event-loop delay over the same time: the share of the machine. The load generator runs ' +
         `at nice ${LOAD_GENERATOR_NICE}, as clients on other machines would; the service's ` +

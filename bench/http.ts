@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
-import { NODE_SERVER_OPTIONS } from '../src/http/node-server.js'
+import { listen as listenAsService } from '../src/http/node-server.js'
 
 /** A started HTTP server and its base URL. */
 export interface Target {
@@ -9,15 +8,15 @@ export interface Target {
   close(): Promise<void>
 }
 
-/** Serves a fetch handler on a loopback port (by default a free one). */
+/**
+ * Serves a fetch handler on a loopback port (by default a free one), with the service's server
+ * options and connection caps (`listen` of src/http/node-server.ts, as src/main.ts).
+ */
 export async function listen(
   fetch: (req: Request) => Response | Promise<Response>,
   port = 0,
 ): Promise<Target> {
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const options = { fetch, port, hostname: '127.0.0.1', serverOptions: NODE_SERVER_OPTIONS }
-    const s = serve(options, () => resolve(s))
-  })
+  const server = await listenAsService(fetch, { port, hostname: '127.0.0.1' })
   const { port: bound } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${bound}`,

@@ -138,6 +138,8 @@ const envSchema = z.object({
   RATE_LIMIT_POINTS: z.coerce.number().int().min(0).max(1_000_000).default(120),
   RATE_LIMIT_DURATION_S: z.coerce.number().int().min(1).max(86_400).default(60),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(4096),
+  MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).max(1_000_000).optional(),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
   RECEIPT_SIGNING_KEY: z.string().optional(),
   RECEIPT_RETIRED_KEYS: z.string().optional(),
@@ -168,6 +170,12 @@ const envSchema = z.object({
 export const QUEUE_PER_WORKER = 2
 
 /**
+ * Connections one client may hold open at once when the service faces its clients
+ * (TRUST_PROXY_HOPS 0): the default MAX_CONNECTIONS_PER_CLIENT.
+ */
+export const CONNECTIONS_PER_CLIENT = 64
+
+/**
  * The defaults that depend on the machine or on another variable, as the README words them.
  * `loadConfig` computes them; the README test checks the wording.
  */
@@ -181,6 +189,7 @@ export const DERIVED_DEFAULTS: Record<string, string> = {
   TOOL_WORKERS: 'number of cores',
   TOOL_QUEUE_LIMIT: `${QUEUE_PER_WORKER} × \`TOOL_WORKERS\``,
   BATCH_SETTLEMENT: '`on` when `PAY_TO_EVM` is set',
+  MAX_CONNECTIONS_PER_CLIENT: `\`${CONNECTIONS_PER_CLIENT}\`; \`0\` when \`TRUST_PROXY_HOPS\` > 0`,
 }
 
 /** Names of every environment variable the service reads (the README's config table). */
@@ -314,6 +323,18 @@ export interface Config {
    */
   trustProxyHops: number
   /**
+   * MAX_CONNECTIONS: connections one instance holds open at once, in all; beyond, a new one is
+   * closed at once (src/http/connection-limit.ts).
+   */
+  maxConnections: number
+  /**
+   * MAX_CONNECTIONS_PER_CLIENT: connections one client (an IPv4 address, an IPv6 /64, by the
+   * socket's peer) holds open at once; beyond, a new one is reset as it is accepted. 0: no cap per
+   * client, the default behind a proxy (TRUST_PROXY_HOPS > 0), whose own address every connection
+   * comes from: there the proxy caps each client (deploy/nginx.conf `limit_conn`).
+   */
+  maxConnectionsPerClient: number
+  /**
    * Ed25519 private key (JWK or PKCS#8 PEM) that signs receipts and offers (src/receipts). Must be
    * set in production, the same on every instance; unset -> a dev key generated and kept in
    * ./data/receipt-signing-key.
@@ -416,6 +437,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPoints: e.RATE_LIMIT_POINTS,
     rateLimitDurationS: e.RATE_LIMIT_DURATION_S,
     trustProxyHops: e.TRUST_PROXY_HOPS,
+    maxConnections: e.MAX_CONNECTIONS,
+    maxConnectionsPerClient: connectionsPerClient(e),
     receiptSigningKey: e.RECEIPT_SIGNING_KEY,
     receiptRetiredKeys: e.RECEIPT_RETIRED_KEYS,
     metricsToken: e.METRICS_TOKEN,
@@ -439,6 +462,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 function atomicUsdc(decimal: string): string {
   const [whole, fraction = ''] = decimal.split('.')
   return (BigInt(whole ?? '0') * 1_000_000n + BigInt(fraction.padEnd(6, '0'))).toString()
+}
+
+/**
+ * MAX_CONNECTIONS_PER_CLIENT, or its default: {@link CONNECTIONS_PER_CLIENT} (at most
+ * MAX_CONNECTIONS) facing clients, 0 behind a proxy (TRUST_PROXY_HOPS > 0).
+ *
+ * @throws {Error} when it is set above MAX_CONNECTIONS (a cap per client never reached)
+ */
+function connectionsPerClient(e: z.infer<typeof envSchema>): number {
+  const set = e.MAX_CONNECTIONS_PER_CLIENT
+  if (set === undefined) {
+    return e.TRUST_PROXY_HOPS > 0 ? 0 : Math.min(CONNECTIONS_PER_CLIENT, e.MAX_CONNECTIONS)
+  }
+  if (set > e.MAX_CONNECTIONS) {
+    throw new Error(
+      `Invalid configuration:\n  MAX_CONNECTIONS_PER_CLIENT: ${set} exceeds MAX_CONNECTIONS (${e.MAX_CONNECTIONS}); set it at most that, or 0 for no cap per client`,
+    )
+  }
+  return set
 }
 
 function apiKey(id: string | undefined, secret: string | undefined) {

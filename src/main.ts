@@ -2,7 +2,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { loadConfig } from './config.js'
-import { listen } from './http/node-server.js'
+import { connectionCaps, listen } from './http/node-server.js'
 import { logger } from './logger.js'
 import { createMetricsApp } from './metrics/index.js'
 import { createService, createServiceMetrics } from './service.js'
@@ -55,7 +55,11 @@ async function main(): Promise<void> {
   }
   // The workers load the tools before the first paid call, not during it.
   await service.runner.warm()
-  const server = await listen(service.app.fetch, { port: config.port, hostname: config.host })
+  const server = await listen(
+    service.app.fetch,
+    { port: config.port, hostname: config.host },
+    connectionCaps(config),
+  )
   logger.info(
     {
       port: (server.address() as AddressInfo).port,
@@ -63,6 +67,8 @@ async function main(): Promise<void> {
       base: config.publicBaseUrl,
       workers: config.toolWorkers,
       x402_network: config.stage,
+      max_connections: config.maxConnections,
+      max_connections_per_client: config.maxConnectionsPerClient,
     },
     'listening',
   )

@@ -1,4 +1,9 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
+import { connect, type Server, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
@@ -10,6 +15,8 @@ import {
   generatePaymentId,
 } from '@x402/extensions/payment-identifier'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createServiceInstance } from '../src/devnet/instance.js'
+import { freePort } from '../src/devnet/ports.js'
 import { type DevStack, startDevStack } from '../src/devnet/stack.js'
 import { logger } from '../src/logger.js'
 import { createMemoryGuard } from '../src/payment/guard.js'
@@ -876,4 +883,260 @@ describe('no request without money holds the service', () => {
     })
     expect(facilitator()).toEqual(before)
   })
+})
+
+// Issue 40, round three, finding 3: one address without money opened 4,200 connections and sent
+// a byte on each, so that no request was ever parsed and no rate-limit point taken; the service
+// sat at its 4,096-connection cap and an honest client on another address was reset.
+describe('round three: connections', () => {
+  /** The connections the flooding address keeps in the air: the red team's 4,200. */
+  const WANTED = 4200
+  /**
+   * Open files this process may hold (`ulimit -n`): on main the flood costs two descriptors per
+   * connection in this process (the client's and the server's). With a low limit the flood is
+   * smaller (it still exceeds the cap per client many times over): Node cannot raise the limit.
+   */
+  const openFileLimit = (): number => {
+    const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))
+    return line ? Number(line[1]) : 1024
+  }
+
+  /**
+   * One address (127.0.0.1) keeping `count` connections in the air, each sending one byte and
+   * nothing more; a connection that closes is opened again a second later. Counts the
+   * connections closed without a byte of answer (refused, not answered 408), and samples how many
+   * connections `server` holds open (the flood's, and the honest client's one at a time).
+   */
+  function flood(port: number, count: number, server: Server) {
+    let running = true
+    const open = new Set<Socket>()
+    let unanswered = 0
+    const held: number[] = []
+    const start = (): Promise<void> =>
+      new Promise((resolve) => {
+        const socket = connect({ port, host: '127.0.0.1' })
+        let answered = false
+        socket.on('error', () => {})
+        socket.on('data', () => {
+          answered = true
+        })
+        socket.once('connect', () => {
+          open.add(socket)
+          socket.write('G')
+          resolve()
+        })
+        socket.once('close', () => {
+          if (!answered) unanswered++
+          open.delete(socket)
+          resolve()
+          if (running) setTimeout(() => running && start(), 1000)
+        })
+      })
+    const opened = (async () => {
+      // In batches, within the listen backlog.
+      for (let i = 0; i < count; i += 200) {
+        await Promise.all(Array.from({ length: Math.min(200, count - i) }, start))
+      }
+    })()
+    const sampler = setInterval(() => {
+      server.getConnections((error, n) => {
+        if (!error) held.push(n)
+      })
+    }, 100)
+    return {
+      opened,
+      stats: () => ({ unanswered, maxHeld: Math.max(0, ...held) }),
+      stop: () => {
+        running = false
+        clearInterval(sampler)
+        for (const socket of open) socket.destroy()
+      },
+    }
+  }
+
+  interface Answer {
+    status: number
+    headers: IncomingHttpHeaders
+    body: string
+  }
+
+  /** One request over a new connection from `from` (127.0.0.2: another address than the flood's). */
+  const honest = (
+    url: string,
+    init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+    from = '127.0.0.2',
+  ) =>
+    new Promise<Answer>((resolve, reject) => {
+      const req = httpRequest(
+        url,
+        {
+          method: init.method ?? 'GET',
+          headers: init.headers ?? {},
+          localAddress: from,
+          agent: false,
+        },
+        (res) => {
+          let body = ''
+          res.setEncoding('utf8')
+          res.on('data', (chunk) => {
+            body += chunk
+          })
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+        },
+      )
+      req.setTimeout(10_000, () => req.destroy(new Error('no answer within 10 s')))
+      req.on('error', reject)
+      req.end(init.body)
+    })
+  const outcome = (answer: Promise<Answer>) =>
+    answer.then(
+      (a) => a.status,
+      (error: NodeJS.ErrnoException) => `${error.code ?? error.message}`,
+    )
+
+  it('serves an honest client on another address, /health and a paid call, while one address without money keeps 4,200 connections open with a byte each: beyond MAX_CONNECTIONS_PER_CLIENT (64) they are reset at once', async () => {
+    // The defaults of src/main.ts: MAX_CONNECTIONS 4096, MAX_CONNECTIONS_PER_CLIENT 64.
+    const own = await startService(stack, {}, { env: clock })
+    const count = Math.min(WANTED, Math.floor((openFileLimit() - 1024) / 2))
+    expect(count).toBeGreaterThan(1000)
+    const attacker = flood(Number(new URL(own.baseUrl).port), count, own.server)
+    try {
+      await attacker.opened
+      const body = '{"input":"beside a flood"}'
+      const health: (number | string)[] = []
+      for (let i = 0; i < 20; i++) {
+        health.push(await outcome(honest(`${own.baseUrl}/health`)))
+        await new Promise((resolve) => setTimeout(resolve, 150))
+      }
+      // A paid call from the same honest address: its 402, then its payment, each answered.
+      const before = await payToBalance(stack, 'evm')
+      const unpaid = await honest(`${own.baseUrl}/hash`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      })
+      expect(unpaid.status).toBe(402)
+      const client = new x402HTTPClient(await payerClient(payerKeys(stack, 'evm', 0), 'evm'))
+      const payment = await client.createPaymentPayload(
+        client.getPaymentRequiredResponse((name) => {
+          const value = unpaid.headers[name.toLowerCase()]
+          return Array.isArray(value) ? value[0] : value
+        }),
+      )
+      const paid = await honest(`${own.baseUrl}/hash`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payment),
+        },
+        body,
+      })
+      const stats = attacker.stats()
+      expect(health).toEqual(new Array(20).fill(200))
+      expect(paid.status, paid.body).toBe(200)
+      const digest = createHash('sha256').update('beside a flood')
+      expect(JSON.parse(paid.body)).toEqual({
+        ok: true,
+        result: {
+          algorithm: 'SHA-256',
+          input_bytes: 14,
+          hex: digest.copy().digest('hex'),
+          base64: digest.digest('base64'),
+        },
+      })
+      expect(await payToBalance(stack, 'evm')).toBe(before + PRICE)
+      // The flooding address held its share and never more (the honest client holds one more at
+      // a time); the rest were refused as accepted.
+      expect(stats.maxHeld).toBeGreaterThanOrEqual(64)
+      expect(stats.maxHeld).toBeLessThanOrEqual(64 + 1)
+      expect(stats.unanswered).toBeGreaterThan(count - 64 * 4)
+    } finally {
+      attacker.stop()
+      await own.stop()
+    }
+  }, 120_000)
+
+  it('takes MAX_CONNECTIONS_PER_CLIENT from the environment in the process npm start runs (src/main.ts): the fourth connection of one address is reset as accepted, another address is served, and the refusal is logged without an address', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'connections-'))
+    const instance = createServiceInstance({
+      name: 'connections',
+      port: await freePort(),
+      env: {
+        ...stack.serviceEnv,
+        MAX_CONNECTIONS_PER_CLIENT: '3',
+        TOOL_WORKERS: '1',
+        DATABASE_URL: join(dir, 'telemetry.sqlite'),
+        TELEMETRY_SALT: 'connections-e2e-salt-0123',
+      },
+      logFile: join(dir, 'service.log'),
+    })
+    const sockets: Socket[] = []
+    try {
+      await instance.start()
+      const open = () => {
+        const socket = connect({
+          port: instance.port,
+          host: '127.0.0.1',
+          localAddress: '127.0.0.4',
+        })
+        sockets.push(socket)
+        let answer = ''
+        socket.on('data', (chunk: Buffer) => {
+          answer += chunk.toString('latin1')
+        })
+        socket.on('error', () => {})
+        const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(answer)))
+        return new Promise<{ closed: Promise<string> }>((resolve) =>
+          socket.once('connect', () => {
+            socket.write('G')
+            resolve({ closed })
+          }),
+        )
+      }
+      const held = [await open(), await open(), await open()]
+      // Let the instance accept the three (a refusal would close one at once).
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      const fourth = await open()
+      const bound = new Promise<string>((resolve) =>
+        setTimeout(() => resolve('still open'), 10_000),
+      )
+      expect(await Promise.race([fourth.closed, bound])).toBe('')
+      expect(await outcome(honest(`${instance.url}/health`, {}, '127.0.0.5'))).toBe(200)
+      // The three held ones are answered 408 once their head is overdue: they held a place.
+      for (const c of held) expect(await c.closed).toMatch(/^HTTP\/1\.1 408 /)
+      const lines = readFileSync(instance.logFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(lines.find((l) => l.msg === 'listening')).toMatchObject({
+        max_connections: 4096,
+        max_connections_per_client: 3,
+      })
+      const refusals = lines.filter((l) => String(l.msg).startsWith('connection refused'))
+      expect(
+        refusals.map(({ level, reason, max_connections, max_connections_per_client, msg }) => ({
+          level,
+          reason,
+          max_connections,
+          max_connections_per_client,
+          msg,
+        })),
+      ).toEqual([
+        {
+          level: 40,
+          reason: 'per_client',
+          max_connections: 4096,
+          max_connections_per_client: 3,
+          msg: 'connection refused at accept: its client holds MAX_CONNECTIONS_PER_CLIENT connections',
+        },
+      ])
+      const log = readFileSync(instance.logFile, 'utf8')
+      expect(log).not.toContain('127.0.0.4')
+      expect(log).not.toContain('127.0.0.5')
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      await instance.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 240_000)
 })

@@ -16,11 +16,11 @@ import { type RunningService, startService } from './helpers/service.js'
 
 const PRICE = 1000n
 const DEPOSIT = 1_000_000n
-let stack: DevStack<'evm'>
+let stack: DevStack
 let svc: RunningService
 
 beforeAll(async () => {
-  stack = await startDevStack({ rails: ['evm'], payers: 2 })
+  stack = await startDevStack({ payers: 2 })
   svc = await startService(stack, {
     EVM_RPC_URL: stack.evm.rpcUrl,
     // The manager claims when the test asks it to (claimAndSettle), not on its timers.
@@ -59,7 +59,9 @@ describe('prepaid channels through the official client', () => {
     expect(res.status).toBe(402)
     const required = JSON.parse(
       Buffer.from(res.headers.get('payment-required') ?? '', 'base64').toString(),
-    ) as { accepts: { scheme: string; network: string; amount: string; extra: Record<string, unknown> }[] }
+    ) as {
+      accepts: { scheme: string; network: string; amount: string; extra: Record<string, unknown> }[]
+    }
     expect(required.accepts.map((a) => [a.scheme, a.network, a.amount])).toEqual([
       ['exact', 'eip155:8453', '1000'],
       ['batch-settlement', 'eip155:8453', '1000'],

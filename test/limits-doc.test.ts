@@ -5,7 +5,13 @@ import { CONFIG_DEFAULTS, DERIVED_DEFAULTS } from '../src/config.js'
 import { SERVICE_ERROR_CODES } from '../src/descriptions/error-codes.js'
 import { MAX_TIMEOUT_SECONDS } from '../src/facilitators/link.js'
 import { MAX_BODY_BYTES } from '../src/http/app.js'
-import { HEADERS_TIMEOUT_MS, MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from '../src/http/node-server.js'
+import {
+  HEADERS_TIMEOUT_MS,
+  KEEP_ALIVE_TIMEOUT_MS,
+  MAX_CONNECTIONS,
+  MAX_CONNECTIONS_PER_CLIENT,
+  REQUEST_TIMEOUT_MS,
+} from '../src/http/node-server.js'
 import { RATE_LIMIT_POLICY } from '../src/http/rate-limit.js'
 import { MAX_RECOMPUTES_IN_FLIGHT } from '../src/http/receipts.js'
 import type { JsonBounds } from '../src/json-bounds.js'
@@ -212,9 +218,41 @@ describe('docs/limits.md', () => {
       ),
     )
     expect(doc).toMatch(row("An MCP request's JSON-RPC", bounds(MESSAGE_BOUNDS), '', 'HTTP 400'))
+  })
+
+  it('states the connection limits with their variables, the config defaults and nginx', () => {
     expect(doc).toMatch(row("Time to send a request's head", ms(HEADERS_TIMEOUT_MS)))
     expect(doc).toMatch(row('Time to send a whole request', ms(REQUEST_TIMEOUT_MS)))
-    expect(doc).toMatch(row('Connections open at once', count(MAX_CONNECTIONS)))
+    expect(doc).toMatch(row('Idle time of a kept-alive connection', ms(KEEP_ALIVE_TIMEOUT_MS)))
+    // listen's defaults (the dev demo, benchmarks) are the configuration's.
+    expect(CONFIG_DEFAULTS.MAX_CONNECTIONS).toBe(MAX_CONNECTIONS)
+    expect(DERIVED_DEFAULTS.MAX_CONNECTIONS_PER_CLIENT).toContain(
+      `\`${MAX_CONNECTIONS_PER_CLIENT}\``,
+    )
+    expect(doc).toMatch(
+      row('Connections open at once, per instance', count(MAX_CONNECTIONS), '`MAX_CONNECTIONS`'),
+    )
+    expect(doc).toMatch(
+      row(
+        'Connections open at once per client',
+        `${MAX_CONNECTIONS_PER_CLIENT}; 0 (none) when \`TRUST_PROXY_HOPS\` > 0`,
+        '`MAX_CONNECTIONS_PER_CLIENT`',
+        'a new connection is reset',
+      ),
+    )
+    // The shipped nginx caps each client address at the same number.
+    const nginx = readFileSync(new URL('../deploy/nginx.conf', import.meta.url), 'utf8')
+    expect(nginx).toMatch(
+      new RegExp(`^\\s*limit_conn per_client ${MAX_CONNECTIONS_PER_CLIENT};$`, 'm'),
+    )
+    expect(nginx).toMatch(/^\s*limit_conn_status 429;$/m)
+    expect(nginx).toContain(`at most ${MAX_CONNECTIONS_PER_CLIENT} at once`)
+    expect(nginx).toMatch(
+      new RegExp(`^\\s*client_header_timeout ${HEADERS_TIMEOUT_MS / 1000}s;$`, 'm'),
+    )
+    expect(doc).toMatch(
+      row('Requests in progress at once per client address', String(MAX_CONNECTIONS_PER_CLIENT)),
+    )
   })
 
   it('states the rate limits with their variables and config defaults', () => {

@@ -73,6 +73,24 @@ describe('README', () => {
       expect(rows.get(name), name).toBe('per `X402_NETWORK`')
     }
     expect(rows.get('USDC_SOLANA')).toBe('per `SOLANA_NETWORK`')
+    const perClient = Number(
+      /^`(\d+)`; `0` when `TRUST_PROXY_HOPS` > 0$/.exec(
+        rows.get('MAX_CONNECTIONS_PER_CLIENT') ?? '',
+      )?.[1],
+    )
+    expect(perClient).toBeGreaterThan(0)
+    expect(loadConfig({}).maxConnectionsPerClient).toBe(perClient)
+    expect(loadConfig({ TRUST_PROXY_HOPS: '1' }).maxConnectionsPerClient).toBe(0)
+    expect(
+      loadConfig({ TRUST_PROXY_HOPS: '1', MAX_CONNECTIONS_PER_CLIENT: '32' })
+        .maxConnectionsPerClient,
+    ).toBe(32)
+    expect(loadConfig({ MAX_CONNECTIONS_PER_CLIENT: '0' }).maxConnectionsPerClient).toBe(0)
+    // Never above MAX_CONNECTIONS: the default follows it, a setting above it is refused.
+    expect(loadConfig({ MAX_CONNECTIONS: '16' }).maxConnectionsPerClient).toBe(16)
+    expect(() => loadConfig({ MAX_CONNECTIONS: '16', MAX_CONNECTIONS_PER_CLIENT: '17' })).toThrow(
+      'MAX_CONNECTIONS_PER_CLIENT: 17 exceeds MAX_CONNECTIONS (16); set it at most that, or 0 for no cap per client',
+    )
   })
 
   it('gives the per-network defaults that the rails take on each stage', () => {

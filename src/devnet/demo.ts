@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util'
 import { getBase58Decoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
 import { loadConfig } from '../config.js'
-import { listen } from '../http/node-server.js'
+import { connectionCaps, listen } from '../http/node-server.js'
 import { logger } from '../logger.js'
 import { configuredRails } from '../payment/rails.js'
 import { createService } from '../service.js'
@@ -67,7 +67,11 @@ async function main(): Promise<void> {
   const service = createService(config, { telemetry })
   // The pool is ready before the service says it is: the first demo calls would wait for it.
   await service.runner.warm()
-  const server = await listen(service.app.fetch, { port: config.port, hostname: config.host })
+  const server = await listen(
+    service.app.fetch,
+    { port: config.port, hostname: config.host },
+    connectionCaps(config),
+  )
   const base = config.publicBaseUrl
   const solana = stack.solana
   const evmPayer = stack.evm.payers[0]

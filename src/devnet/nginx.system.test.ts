@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs'
-import { createServer, type IncomingMessage, type Server } from 'node:http'
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+  type Server,
+} from 'node:http'
 import {
   type AddressInfo,
+  connect,
   createServer as createTcpServer,
   type Server as TcpServer,
 } from 'node:net'
@@ -120,6 +127,69 @@ async function resettingUpstream(): Promise<{
     address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
     received,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+/**
+ * An HTTP upstream that holds every request until `release()`, then answers each 200: requests
+ * in progress for as long as a test needs.
+ */
+async function holdingUpstream(): Promise<{
+  address: string
+  held(): number
+  release(): void
+  close(): Promise<void>
+}> {
+  let releases: (() => void)[] = []
+  let released = false
+  const server: Server = createServer((req, res) => {
+    req.resume()
+    const answer = () => res.end('{"served":"held"}')
+    if (released) answer()
+    else releases.push(answer)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held: () => releases.length,
+    release: () => {
+      released = true
+      for (const answer of releases.splice(0)) answer()
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        releases = []
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  }
+}
+
+/** A GET over a new connection from `from` (any 127.0.0.0/8 address is this machine). */
+function getFrom(
+  url: string,
+  from: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { localAddress: from, agent: false }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk) => {
+        body += chunk
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** Resolves once `check` holds, polling every 50 ms; rejects after `ms`. */
+async function until(check: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting')
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
 
@@ -273,4 +343,56 @@ describe('deploy/nginx.conf on Debian nginx', () => {
     await tooLarge.text()
     expect(upstream.requests).toHaveLength(1)
   })
+
+  it('lets one address have 64 requests in progress, answers its 65th 429 in the service envelope, and serves another address meanwhile', async () => {
+    const upstream = await holdingUpstream()
+    cleanups.push(() => upstream.close())
+    const nginx = await front([upstream.address])
+    const first = Array.from({ length: 64 }, () => getFrom(`${nginx.url}/stats`, '127.0.0.1'))
+    await until(() => upstream.held() === 64)
+    const refused = await getFrom(`${nginx.url}/stats`, '127.0.0.1')
+    expect(refused.status).toBe(429)
+    expect(refused.headers['content-type']).toBe('application/json')
+    expect(refused.headers['retry-after']).toBe('1')
+    expect(JSON.parse(refused.body)).toEqual({
+      ok: false,
+      error:
+        'Too many requests in progress from this address: at most 64 at once. Retry after Retry-After seconds',
+      code: 'rate_limited',
+    })
+    expect(upstream.held()).toBe(64)
+    // Another address is another client: its request reaches the instance.
+    const other = getFrom(`${nginx.url}/stats`, '127.0.0.2')
+    await until(() => upstream.held() === 65)
+    upstream.release()
+    expect((await other).status).toBe(200)
+    expect((await Promise.all(first)).map((a) => a.status)).toEqual(new Array(64).fill(200))
+    // Its requests done, the first address is served again.
+    expect((await getFrom(`${nginx.url}/stats`, '127.0.0.1')).status).toBe(200)
+  })
+
+  it('closes a connection that sends one byte and nothing more within client_header_timeout (5 s), answering nothing', async () => {
+    const upstream = await echo()
+    const nginx = await front([upstream.address])
+    const socket = connect(nginx.port, '127.0.0.1')
+    let received = ''
+    socket.on('data', (chunk) => {
+      received += chunk.toString()
+    })
+    socket.on('error', () => {})
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
+    const started = performance.now()
+    socket.write('G')
+    await Promise.race([
+      new Promise((resolve) => socket.once('close', resolve)),
+      new Promise((resolve) => setTimeout(resolve, 20_000)),
+    ])
+    const ms = performance.now() - started
+    expect(socket.destroyed).toBe(true)
+    // nginx times it in its own process: a margin for a busy machine, well short of twice 5 s.
+    expect(ms).toBeGreaterThanOrEqual(4900)
+    expect(ms).toBeLessThan(8000)
+    expect(received).toBe('')
+    expect(upstream.requests).toHaveLength(0)
+  }, 30_000)
 })

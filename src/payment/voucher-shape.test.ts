@@ -26,7 +26,13 @@ const matched: PaymentRequirements = {
     minDeposit: '1000000',
   },
 }
-const config = {
+type Config = Record<
+  'payer' | 'payerAuthorizer' | 'receiver' | 'receiverAuthorizer' | 'token' | 'salt',
+  `0x${string}`
+> & {
+  withdrawDelay: number
+}
+const config: Config = {
   payer: PAYER,
   payerAuthorizer: PAYER,
   receiver: PAY_TO,
@@ -34,11 +40,11 @@ const config = {
   token: USDC,
   withdrawDelay: 900,
   salt: `0x${'00'.repeat(31)}01`,
-} as const
+}
 const signature = `0x${'ab'.repeat(65)}` as const
 const channelId = computeChannelId(config, 'eip155:8453')
 
-function voucher(over: Partial<typeof config> = {}, amount = '3000'): ChannelPayload {
+function voucher(over: Partial<Config> = {}, amount = '3000'): ChannelPayload {
   const channelConfig = { ...config, ...over }
   return {
     type: 'voucher',
@@ -93,7 +99,7 @@ describe('channel payloads', () => {
       "voucher.channelId is not the channel config's id on this network",
     ],
   ] as const)('refuses a voucher whose %s is not ours', (_, over, problem) => {
-    expect(check(voucher(over as Partial<typeof config>))).toEqual({ problem })
+    expect(check(voucher(over))).toEqual({ problem })
   })
 
   it('takes a deposit of at least minDeposit valid for the offer, presentable until its validBefore', () => {

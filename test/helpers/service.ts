@@ -1,12 +1,12 @@
 import { mkdtempSync } from 'node:fs'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { serve } from '@hono/node-server'
 import { loadConfig } from '../../src/config.js'
 import { type DevStack, startDevStack } from '../../src/devnet/stack.js'
 import type { Stage } from '../../src/devnet/stage.js'
-import { NODE_SERVER_OPTIONS } from '../../src/http/node-server.js'
+import { connectionCaps, listen } from '../../src/http/node-server.js'
 import type { PaymentEvent } from '../../src/payment/gate.js'
 import { createService, type Service, type ServiceOverrides } from '../../src/service.js'
 import type { ToolEnv } from '../../src/tools/types.js'
@@ -21,6 +21,8 @@ export const TEST_TOOL_WORKERS = String(Math.min(2, availableParallelism()))
 export interface RunningService {
   baseUrl: string
   service: Service
+  /** Its HTTP server, as src/main.ts starts it (`listen`). */
+  server: Server
   stop(): Promise<void>
 }
 
@@ -49,17 +51,12 @@ export async function startService(
     ...env,
   })
   let service: Service | undefined
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve(
-      {
-        fetch: (req) => (service as Service).app.fetch(req),
-        port: 0,
-        hostname: '127.0.0.1',
-        serverOptions: NODE_SERVER_OPTIONS,
-      },
-      () => resolve(s),
-    )
-  })
+  // The server of src/main.ts: its options, timeouts and connection caps.
+  const server = await listen(
+    (req) => (service as Service).app.fetch(req),
+    { port: 0, hostname: '127.0.0.1' },
+    connectionCaps(config),
+  )
   const { port } = server.address() as AddressInfo
   const baseUrl = `http://127.0.0.1:${port}`
   service = createService(
@@ -79,11 +76,12 @@ export async function startService(
   return {
     baseUrl,
     service,
+    server,
     stop: async () => {
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         // Keep-alive sockets of the test's fetch would hold close() open.
-        ;(server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.()
+        server.closeAllConnections()
       })
       await service?.close()
     },
