@@ -65,6 +65,7 @@ describe('prepaid channels through the official client', () => {
     expect(required.accepts.map((a) => [a.scheme, a.network, a.amount])).toEqual([
       ['exact', 'eip155:8453', '1000'],
       ['batch-settlement', 'eip155:8453', '1000'],
+      ['exact', stack.solana.network, '1000'],
     ])
     const channel = required.accepts[1]?.extra ?? {}
     expect(channel.minDeposit).toBe('1000000')
