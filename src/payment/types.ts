@@ -30,6 +30,11 @@ export interface PaymentEvent {
   /** Atomic USDC units. */
   amount: string
   outcome: PaymentOutcome
+  /**
+   * The x402 scheme that paid: `batch-settlement` for a voucher of a prepaid channel; absent
+   * means `exact`.
+   */
+  scheme?: 'exact' | 'batch-settlement'
   payer?: string
   /** The event's id, when it may be recorded twice (a settlement outcome with a ledger intent). */
   id?: string

@@ -233,7 +233,7 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     `- [x402 discovery](${base}/.well-known/x402): the paid resources`,
     `- [MCP server card](${base}${SERVER_CARD_PATH}) (experimental, SEP-2127 draft): where and how to connect to \`${MCP_PATH}\`; [MCP Catalog](${base}${MCP_CATALOG_PATH}) points at it`,
     `- [MCP endpoint](${base}${MCP_PATH}): Streamable HTTP, protocol versions ${MCP_PROTOCOL_VERSIONS.join(', ')} (2026-07-28 without initialize: call server/discover)`,
-    `- [Statistics](${base}/stats): aggregate paid usage; 24-hour and 7-day windows exact to the UTC hour`,
+    `- [Statistics](${base}/stats): aggregate paid usage and the part paid through prepaid channels; 24-hour and 7-day windows exact to the UTC hour`,
     `- [Health](${base}/health)`,
     `- [Receipt keys](${base}${JWKS_PATH}): JWKS of the receipt signing keys, current and retired`,
     `- [Receipt verification](${base}${RECEIPTS_VERIFY_PATH}): POST a receipt, and optionally the input and result`,
