@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { x402Client } from '@x402/core/client'
 import { decodePaymentResponseHeader } from '@x402/core/http'
 import { toClientEvmSigner } from '@x402/evm'
@@ -7,6 +10,7 @@ import { createPublicClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
 import { type RunningService, startService } from './helpers/service.js'
 
 // Prepaid channels (issue 38) on the devnet with our escrow, through the official client with
@@ -18,19 +22,29 @@ const PRICE = 1000n
 const DEPOSIT = 1_000_000n
 let stack: DevStack
 let svc: RunningService
+let telemetry: Telemetry
 
 beforeAll(async () => {
   stack = await startDevStack({ payers: 2 })
-  svc = await startService(stack, {
-    EVM_RPC_URL: stack.evm.rpcUrl,
-    // The manager claims when the test asks it to (claimAndSettle), not on its timers.
-    BATCH_SETTLEMENT_CLAIM_INTERVAL_S: '3600',
-    BATCH_SETTLEMENT_SETTLE_INTERVAL_S: '3600',
-    BATCH_SETTLEMENT_WITHDRAW_DELAY_S: '900',
+  telemetry = await createTelemetry({
+    databaseUrl: join(mkdtempSync(join(tmpdir(), 'channels-e2e-')), 'telemetry.sqlite'),
+    cacheMs: 0,
   })
+  svc = await startService(
+    stack,
+    {
+      EVM_RPC_URL: stack.evm.rpcUrl,
+      // The manager claims when the test asks it to (claimAndSettle), not on its timers.
+      BATCH_SETTLEMENT_CLAIM_INTERVAL_S: '3600',
+      BATCH_SETTLEMENT_SETTLE_INTERVAL_S: '3600',
+      BATCH_SETTLEMENT_WITHDRAW_DELAY_S: '900',
+    },
+    { telemetry },
+  )
 }, 120_000)
 afterAll(async () => {
   await svc?.stop()
+  await telemetry?.close()
   await stack?.stop()
 })
 
@@ -92,6 +106,13 @@ describe('prepaid channels through the official client', () => {
       if (now.verify === asked.verify && now.settle === asked.settle) quiet++
     }
     expect(quiet).toBeGreaterThanOrEqual(95)
+    // Telemetry counts every voucher call as a successful paid call, with its revenue.
+    const stats = await (await fetch(`${svc.baseUrl}/stats`)).json()
+    expect(stats.channels).toEqual({
+      calls: 100,
+      revenue: { atomic: '100000', usdc: '0.1' },
+      share_of_calls: 1,
+    })
     // One deposit moved into the escrow; nothing reached payTo yet.
     expect(await stack.evm.usdcBalance(payer.address)).toBe(before.payer - DEPOSIT)
     expect(await stack.evm.usdcBalance(stack.evm.payTo)).toBe(before.payTo)

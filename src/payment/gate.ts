@@ -1,3 +1,4 @@
+import type { PaymentRequirements } from '@x402/core/types'
 import { systemEnv } from '../tools/types.js'
 import type { Answer, GateParts, PaidContext } from './call.js'
 import { claimCall } from './claim.js'
@@ -66,7 +67,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     const state = await link.ready()
     const offer = await offerOf(state, call)
     const presented = await readPayment(payment, state, offer, Math.floor(now() / 1000))
-    outcome.rail = { network: presented.matched.network, amount: presented.matched.amount }
+    outcome.rail = railOf(presented.matched)
     const checked = await checkInput(runner, call)
     const ctx = contextOf(parts, now(), { call, state, offer, presented, checked, outcome })
     const held = await claimCall(parts.guard, ctx)
@@ -88,6 +89,12 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     link,
     runner,
   }
+}
+
+/** What a call's outcome records of the requirements its payment matched. */
+function railOf(matched: PaymentRequirements): NonNullable<CallOutcome['rail']> {
+  const { network, amount, scheme } = matched
+  return { network, amount, ...(scheme === 'batch-settlement' ? { scheme } : {}) }
 }
 
 /** The parts the steps are built with, from the gate's options. */

@@ -8,8 +8,11 @@ export interface CallOutcome {
   readonly call: PaidCall
   /** Rate-limit points taken before its work: given back if it settles. */
   charged: number
-  /** The rail's CAIP-2 network and the amount (atomic USDC), once the payment matched one. */
-  rail?: { network: string; amount: string }
+  /**
+   * The rail's CAIP-2 network, the amount (atomic USDC) and the scheme, once the payment matched
+   * one (a channel payment is `batch-settlement`; absent: `exact`).
+   */
+  rail?: { network: string; amount: string; scheme?: 'exact' | 'batch-settlement' }
   /** The keys this call claimed: freed at the exit unless its payment may have moved. */
   claim?: CallRecords
   /** Set by a successful verify: the payer address (for the telemetry event only). */
@@ -100,6 +103,7 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       transport: o.call.transport,
       network: rail.network,
       amount: rail.amount,
+      ...(rail.scheme === 'batch-settlement' ? { scheme: rail.scheme } : {}),
       outcome,
       ...(payer ? { payer } : {}),
       ...(settles && o.eventId ? { id: o.eventId } : {}),
@@ -120,8 +124,10 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       }
       const payer = o.settlement?.payer ?? o.verified?.payer
       if (o.settle === 'settled') {
+        // The amount settled, which `exact` may set below the price (`upto`-like facilitators); a
+        // channel deposit settles the deposit, of which the call was charged the price only.
         const amount = o.settlement?.amount
-        if (amount && o.rail) o.rail = { ...o.rail, amount }
+        if (amount && o.rail && o.rail.scheme !== 'batch-settlement') o.rail = { ...o.rail, amount }
         if (o.count !== false) await event(o, 'settled', payer)
         await o.decide?.()
         o.call.quota?.reward(o.charged)
