@@ -124,8 +124,7 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       }
       const payer = o.settlement?.payer ?? o.verified?.payer
       if (o.settle === 'settled') {
-        // The amount settled, which `exact` may set below the price (`upto`-like facilitators); a
-        // channel deposit settles the deposit, of which the call was charged the price only.
+        // A channel deposit's settlement moves the deposit, of which the call is charged the price.
         const amount = o.settlement?.amount
         if (amount && o.rail && o.rail.scheme !== 'batch-settlement') o.rail = { ...o.rail, amount }
         if (o.count !== false) await event(o, 'settled', payer)
