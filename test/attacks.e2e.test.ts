@@ -1,29 +1,44 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
-import { connect, type Server, type Socket } from 'node:net'
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+} from 'node:http'
+import { type AddressInfo, connect, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { x402HTTPClient } from '@x402/core/client'
-import { encodePaymentSignatureHeader } from '@x402/core/http'
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+  HTTPFacilitatorClient,
+} from '@x402/core/http'
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types'
 import {
   appendPaymentIdentifierToExtensions,
   generatePaymentId,
 } from '@x402/extensions/payment-identifier'
+import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { DevAccount } from '../src/devnet/anvil.js'
 import { createServiceInstance } from '../src/devnet/instance.js'
 import { freePort } from '../src/devnet/ports.js'
 import { type DevStack, startDevStack } from '../src/devnet/stack.js'
+import type { SignedUsdcTransfer } from '../src/devnet/usdc.js'
 import { logger } from '../src/logger.js'
 import { createMemoryGuard } from '../src/payment/guard.js'
 import { FREE_CHECK_QUEUE } from '../src/runner/runner.js'
+import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
 import type { ToolEnv } from '../src/tools/types.js'
 import { payerClient } from './helpers/clients.js'
 import { json } from './helpers/json.js'
+import { parseExposition, total } from './helpers/metrics.js'
 import { payerKeys, payToBalance, type Rail } from './helpers/rails.js'
 import { type RunningService, startService } from './helpers/service.js'
 
@@ -530,6 +545,8 @@ describe('settlement in doubt, told truthfully', () => {
     expect(await codeOf(await post(svc, '/hash', '{"input":"other"}', payment))).toBe(
       'duplicate_settlement',
     )
+    // Its retry after Retry-After (before it, the record answers: round three below).
+    await new Promise((resolve) => setTimeout(resolve, 5_000))
     const retry = await post(svc, '/hash', body, payment)
     expect(retry.status).toBe(200)
     expect(await payToBalance(stack, 'evm')).toBe(before.balance + PRICE)
@@ -548,6 +565,7 @@ describe('settlement in doubt, told truthfully', () => {
       const before = await payToBalance(stack, 'evm')
       faults().settleDelayMs = 2500
       const first = await post(quick, '/hash', body, payment)
+      const answeredAt = Date.now()
       expect([first.status, await codeOf(first)]).toEqual([503, 'settlement_unknown'])
       faults().settleDelayMs = 0
       // The facilitator settles after the service gave up: the payment moved.
@@ -556,7 +574,9 @@ describe('settlement in doubt, told truthfully', () => {
         await new Promise((r) => setTimeout(r, 200))
       }
       expect(await payToBalance(stack, 'evm')).toBe(before + PRICE)
-      // Its retry: the official facilitator refuses an authorization whose nonce is used.
+      // Its retry, after Retry-After (5 s): the official facilitator refuses an authorization
+      // whose nonce is used.
+      await new Promise((resolve) => setTimeout(resolve, answeredAt + 5_000 - Date.now()))
       const retry = await post(quick, '/hash', body, payment)
       expect(retry.status).toBe(402)
       expect(await envelope(retry)).toEqual({
@@ -1139,4 +1159,338 @@ describe('round three: connections', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 240_000)
+})
+
+// Issue 40, round three: the chain judge. A service with EVM_RPC_URL (through a proxy that counts
+// its JSON-RPC requests) and SOLANA_RPC_URL, the settlement ledger in SQLite telemetry, and a
+// settle budget of 3 s (FACILITATOR_SETTLE_TIMEOUT_MS).
+describe('round three: the chain judge', () => {
+  const TOKEN = 'round-three-chain-judge-metrics-token'
+  let judged: RunningService
+  let telemetry: Telemetry
+  let dir: string
+  let rpcProxy: HttpServer
+  /** JSON-RPC requests the service sent to the EVM chain (EVM_RPC_URL). */
+  const chainReads = { count: 0 }
+
+  beforeAll(async () => {
+    rpcProxy = createHttpServer(async (req, res) => {
+      const chunks: Buffer[] = []
+      for await (const chunk of req) chunks.push(chunk as Buffer)
+      chainReads.count++
+      const upstream = await fetch(stack.evm.rpcUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: Buffer.concat(chunks),
+      })
+      res.writeHead(upstream.status, { 'Content-Type': 'application/json' })
+      res.end(Buffer.from(await upstream.arrayBuffer()))
+    })
+    await new Promise<void>((resolve) => rpcProxy.listen(0, '127.0.0.1', resolve))
+    const { port } = rpcProxy.address() as AddressInfo
+    dir = mkdtempSync(join(tmpdir(), 'round-three-judge-'))
+    telemetry = await createTelemetry({
+      databaseUrl: join(dir, 'telemetry.sqlite'),
+      dataDir: dir,
+      salt: 'round-three-judge-salt',
+      cacheMs: 0,
+    })
+    judged = await startService(
+      stack,
+      {
+        EVM_RPC_URL: `http://127.0.0.1:${port}`,
+        SOLANA_RPC_URL: stack.solana.rpcUrl,
+        FACILITATOR_SETTLE_TIMEOUT_MS: '3000',
+        METRICS_TOKEN: TOKEN,
+      },
+      { env: clock, telemetry },
+    )
+  }, 120_000)
+  afterAll(async () => {
+    faults().settleFailures = 0
+    faults().beforeNextSettle = undefined
+    await judged?.stop()
+    await telemetry?.close()
+    await new Promise((resolve) => rpcProxy?.close(resolve))
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** Paid calls and revenue in /stats. */
+  const stats = async () => {
+    const res = await fetch(`${judged.baseUrl}/stats`)
+    expect(res.status).toBe(200)
+    const body = (await res.json()) as {
+      successful_paid_calls: number
+      revenue: { lifetime: { atomic: string } }
+    }
+    return { calls: body.successful_paid_calls, atomic: BigInt(body.revenue.lifetime.atomic) }
+  }
+
+  /** Tool runs of /hash on the workers (`tool_run_duration_seconds_count`, every outcome). */
+  const toolRuns = async () => {
+    const res = await fetch(`${judged.baseUrl}/metrics`, {
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    })
+    return total(parseExposition(await res.text()), 'tool_run_duration_seconds_count', {
+      tool: 'hash',
+    })
+  }
+
+  /** The hash tool's result for `input` (FIPS 180-4 SHA-256 by node:crypto). */
+  const hashOf = (input: string) => {
+    const digest = createHash('sha256').update(input)
+    return {
+      algorithm: 'SHA-256',
+      input_bytes: Buffer.byteLength(input),
+      hex: digest.copy().digest('hex'),
+      base64: digest.digest('base64'),
+    }
+  }
+
+  /** Waits out a response's Retry-After. */
+  const waitRetryAfter = (res: Response) =>
+    new Promise((resolve) => setTimeout(resolve, Number(res.headers.get('retry-after')) * 1000))
+
+  /** A payment's EIP-3009 authorization as its payer signed it, for the payer to send itself. */
+  const signedTransfer = (payment: PaymentPayload): SignedUsdcTransfer => {
+    const { authorization: a, signature } = payment.payload as {
+      authorization: Record<
+        'from' | 'to' | 'value' | 'validAfter' | 'validBefore' | 'nonce',
+        string
+      >
+      signature: Hex
+    }
+    return {
+      authorization: {
+        from: a.from as Hex,
+        to: a.to as Hex,
+        value: BigInt(a.value),
+        validAfter: BigInt(a.validAfter),
+        validBefore: BigInt(a.validBefore),
+        nonce: a.nonce as Hex,
+      },
+      signature,
+    }
+  }
+
+  it('delivers one result for one transfer: five payments in doubt, then ONE Multicall3 transaction carrying the first as signed and the nonces of the four others spent on 1 unit each to the payer itself: one 200, four 402 settlement_not_landed, payTo + exactly the price, /stats + 1 call', async () => {
+    const [payer, second] = stack.evm.payers as [DevAccount, DevAccount]
+    const inputs = [1, 2, 3, 4, 5].map((n) => `one transaction, payment ${n}`)
+    const bodies = inputs.map((input) => JSON.stringify({ input }))
+    const payments: PaymentPayload[] = []
+    for (const body of bodies) payments.push(await signed(judged, '/hash', body, 'evm', 0))
+    const before = {
+      payTo: await payToBalance(stack, 'evm'),
+      payer: await stack.evm.usdcBalance(payer.address),
+      second: await stack.evm.usdcBalance(second.address),
+      stats: await stats(),
+      ...facilitator(),
+    }
+    // Each settle fails at the facilitator before anything is broadcast: five in doubt.
+    faults().settleFailures = 5
+    for (const [i, payment] of payments.entries()) {
+      const res = await post(judged, '/hash', bodies[i] as string, payment)
+      expect([res.status, await codeOf(res)]).toEqual([503, 'settlement_unknown'])
+    }
+    expect(faults().settleFailures).toBe(0)
+    expect(await payToBalance(stack, 'evm')).toBe(before.payTo)
+    // The payer's one transaction: P1 as signed, P2..P5's nonces used by new authorizations of
+    // its own (1 unit each to its second address), all through Multicall3's aggregate3.
+    const [p1, ...others] = payments as [PaymentPayload, ...PaymentPayload[]]
+    const spent = await Promise.all(
+      others.map((payment) => {
+        const { authorization } = signedTransfer(payment)
+        return stack.evm.signTransfer(payer, {
+          to: second.address,
+          value: 1n,
+          validBefore: authorization.validBefore,
+          nonce: authorization.nonce,
+        })
+      }),
+    )
+    const transaction = await stack.evm.executeTransfers(payer, [signedTransfer(p1), ...spent])
+    expect(before.payer - (await stack.evm.usdcBalance(payer.address))).toBe(PRICE + 4n)
+    expect((await stack.evm.usdcBalance(second.address)) - before.second).toBe(4n)
+
+    // The payer retries all five at once.
+    const answers = await Promise.all(
+      payments.map((payment, i) => post(judged, '/hash', bodies[i] as string, payment)),
+    )
+    const [first, ...rest] = answers as [Response, ...Response[]]
+    expect(first.status).toBe(200)
+    expect(await json(first)).toEqual({ ok: true, result: hashOf(inputs[0] as string) })
+    expect(decodePaymentResponseHeader(first.headers.get('payment-response') ?? '')).toMatchObject({
+      success: true,
+      transaction,
+      network: stack.evm.network,
+    })
+    for (const res of rest) {
+      expect(res.status).toBe(402)
+      expect(await envelope(res)).toEqual({
+        ok: false,
+        error:
+          "The earlier settlement of this payment never landed on chain (authorization's nonce used by another transfer of the payer): nothing was charged and the result is withheld; sign a new payment",
+        code: 'settlement_failed',
+      })
+      const required = decodePaymentRequiredHeader(res.headers.get('payment-required') ?? '')
+      expect(required.error).toBe('settlement_not_landed')
+    }
+    // One transfer of the price, one call counted; no settle asked of the facilitator again.
+    expect((await payToBalance(stack, 'evm')) - before.payTo).toBe(PRICE)
+    const after = await stats()
+    expect([after.calls - before.stats.calls, after.atomic - before.stats.atomic]).toEqual([
+      1,
+      PRICE,
+    ])
+    expect(facilitator().settle - before.settle).toBe(5)
+    // Later: P1 replays its own transaction; P2 is free again, and its used nonce fails verify.
+    const replay = await post(judged, '/hash', bodies[0] as string, p1)
+    expect(replay.status).toBe(200)
+    expect(
+      decodePaymentResponseHeader(replay.headers.get('payment-response') ?? '').transaction,
+    ).toBe(transaction)
+    const again = await post(judged, '/hash', bodies[1] as string, payments[1] as PaymentPayload)
+    expect([again.status, await codeOf(again)]).toEqual([402, 'payment_verification_failed'])
+    expect((await payToBalance(stack, 'evm')) - before.payTo).toBe(PRICE)
+    expect((await stats()).calls - before.stats.calls).toBe(1)
+  }, 120_000)
+
+  it('keeps a payment whose transaction waits in the mempool in doubt, though the facilitator then refuses its used nonce: 503 settlement_unknown with Retry-After while pending, then 200 with the result once it landed; charged once, counted once', async () => {
+    const payer = stack.evm.payers[1] as DevAccount
+    const input = 'waits in the mempool'
+    const body = JSON.stringify({ input })
+    const payment = await signed(judged, '/hash', body, 'evm', 1)
+    const before = {
+      payTo: await payToBalance(stack, 'evm'),
+      payer: await stack.evm.usdcBalance(payer.address),
+      stats: await stats(),
+      ...facilitator(),
+    }
+    const infos: unknown[] = []
+    const spy = vi.spyOn(logger, 'info').mockImplementation(((...args: unknown[]) => {
+      infos.push(args)
+    }) as never)
+    // Blocks only when this test mines one: the facilitator's transaction waits in the mempool
+    // for longer than the service's settle budget (3 s).
+    await stack.evm.setAutomine(false)
+    try {
+      const first = await post(judged, '/hash', body, payment)
+      expect([first.status, await codeOf(first)]).toEqual([503, 'settlement_unknown'])
+      expect(first.headers.get('retry-after')).toBe('5')
+      expect(await payToBalance(stack, 'evm')).toBe(before.payTo)
+      // At once: the chain cannot tell yet.
+      const pending = await post(judged, '/hash', body, payment)
+      expect([pending.status, await codeOf(pending)]).toEqual([503, 'settlement_unknown'])
+      expect(Number(pending.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+      await waitRetryAfter(pending)
+      // Past Retry-After, still pending: the facilitator is asked again, and the block that
+      // mines the first transaction comes as it does: it refuses the used nonce.
+      faults().beforeNextSettle = () => stack.evm.mine()
+      const refused = await post(judged, '/hash', body, payment)
+      expect(faults().beforeNextSettle).toBeUndefined()
+      expect([refused.status, await codeOf(refused)]).toEqual([503, 'settlement_unknown'])
+      expect(refused.headers.get('retry-after')).toBe('5')
+      expect(JSON.stringify(infos)).toContain(
+        '{"reason":"invalid_exact_evm_nonce_already_used","network":"eip155:8453"},"facilitator refused a settlement in doubt: left to the chain judge"',
+      )
+      expect((await payToBalance(stack, 'evm')) - before.payTo).toBe(PRICE)
+      expect((await stats()).calls).toBe(before.stats.calls)
+      await waitRetryAfter(refused)
+      const delivered = await post(judged, '/hash', body, payment)
+      expect(delivered.status).toBe(200)
+      expect(await json(delivered)).toEqual({ ok: true, result: hashOf(input) })
+      const settlement = decodePaymentResponseHeader(
+        delivered.headers.get('payment-response') ?? '',
+      )
+      expect(settlement).toMatchObject({ success: true, network: stack.evm.network })
+      expect(settlement.transaction).toMatch(/^0x[0-9a-f]{64}$/)
+    } finally {
+      spy.mockRestore()
+      faults().beforeNextSettle = undefined
+      await stack.evm.setAutomine(true)
+    }
+    expect(before.payer - (await stack.evm.usdcBalance(payer.address))).toBe(PRICE)
+    expect((await payToBalance(stack, 'evm')) - before.payTo).toBe(PRICE)
+    const after = await stats()
+    expect([after.calls - before.stats.calls, after.atomic - before.stats.atomic]).toEqual([
+      1,
+      PRICE,
+    ])
+    expect(facilitator().settle - before.settle).toBe(2)
+  }, 120_000)
+
+  it('answers a payment in doubt retried before its Retry-After from its record: one look at the chain, then no tool run, no settle and no chain read until Retry-After', async () => {
+    const body = '{"input":"retried too fast"}'
+    const payment = await signed(judged, '/hash', body, 'evm', 1)
+    const before = { runs: await toolRuns(), reads: chainReads.count, ...facilitator() }
+    faults().settleFailures = 100
+    try {
+      const first = await post(judged, '/hash', body, payment)
+      expect([first.status, await codeOf(first)]).toEqual([503, 'settlement_unknown'])
+      const answeredAt = Date.now()
+      const counts = () => ({
+        settles: facilitator().settle - before.settle,
+        reads: chainReads.count - before.reads,
+      })
+      expect(counts()).toEqual({ settles: 1, reads: 0 })
+      // The first quick retry: one look at the chain (undecided: nothing moved).
+      const looked = await post(judged, '/hash', body, payment)
+      expect([looked.status, await codeOf(looked)]).toEqual([503, 'settlement_unknown'])
+      const reads = counts().reads
+      expect(reads).toBeGreaterThan(0)
+      // Then as fast as it can, for up to 3 s (its Retry-After is 5 s): the record answers.
+      const waits: number[] = []
+      while (waits.length < 20 && Date.now() - answeredAt < 3_000) {
+        const res = await post(judged, '/hash', body, payment)
+        expect([res.status, await codeOf(res)]).toEqual([503, 'settlement_unknown'])
+        waits.push(Number(res.headers.get('retry-after')))
+      }
+      expect(waits.length).toBeGreaterThanOrEqual(2)
+      for (const wait of waits) expect(wait >= 1 && wait <= 5).toBe(true)
+      expect(counts()).toEqual({ settles: 1, reads })
+      expect((await toolRuns()) - before.runs).toBe(1)
+      // Past its Retry-After: asked again (the chain, then the facilitator, which fails again).
+      await new Promise((resolve) => setTimeout(resolve, answeredAt + 5_000 - Date.now()))
+      const asked = await post(judged, '/hash', body, payment)
+      expect([asked.status, await codeOf(asked)]).toEqual([503, 'settlement_unknown'])
+      expect(counts().settles).toBe(2)
+      expect(counts().reads).toBeGreaterThan(reads)
+      expect((await toolRuns()) - before.runs).toBe(2)
+      faults().settleFailures = 0
+      await waitRetryAfter(asked)
+      const paid = await post(judged, '/hash', body, payment)
+      expect(paid.status).toBe(200)
+    } finally {
+      faults().settleFailures = 0
+    }
+  }, 120_000)
+
+  it('judges a Solana payment by its own signed transaction: another transaction of the same payer paying payTo the price is not it (still in doubt); its own is delivered once settled', async () => {
+    const body = '{"input":"solana, its own transaction"}'
+    const payment = await signed(judged, '/hash', body, 'solana', 0)
+    const other = await signed(judged, '/hash', '{"input":"another one"}', 'solana', 0)
+    const before = { payTo: await payToBalance(stack, 'solana'), stats: await stats() }
+    faults().settleFailures = 1
+    const first = await post(judged, '/hash', body, payment)
+    expect([first.status, await codeOf(first)]).toEqual([503, 'settlement_unknown'])
+    // The same payer's other transaction lands: the price, to payTo, from the same account.
+    const landed = await new HTTPFacilitatorClient({ url: stack.facilitatorUrl }).settle(
+      other,
+      other.accepted,
+    )
+    expect(landed.success).toBe(true)
+    expect((await payToBalance(stack, 'solana')) - before.payTo).toBe(PRICE)
+    const retry = await post(judged, '/hash', body, payment)
+    expect([retry.status, await codeOf(retry)]).toEqual([503, 'settlement_unknown'])
+    expect((await stats()).calls).toBe(before.stats.calls)
+    // Its own transaction, settled on the retry after Retry-After: delivered with it.
+    await waitRetryAfter(retry)
+    const delivered = await post(judged, '/hash', body, payment)
+    expect(delivered.status).toBe(200)
+    const settlement = decodePaymentResponseHeader(delivered.headers.get('payment-response') ?? '')
+    expect(settlement.success).toBe(true)
+    expect(settlement.transaction).not.toBe(landed.transaction)
+    expect((await payToBalance(stack, 'solana')) - before.payTo).toBe(2n * PRICE)
+    expect((await stats()).calls - before.stats.calls).toBe(1)
+  }, 120_000)
 })

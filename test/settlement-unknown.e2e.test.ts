@@ -136,10 +136,11 @@ describe('npm run pay when the facilitator loses the answer to the first settle'
       { stdout: (t) => stdout.push(t), stderr: (t) => stderr.push(t) },
       fetch,
       {
-        // Retry-After is recorded, and waited out briefly, so the test stays short.
+        // Retry-After is recorded and waited out: a resend before it is answered from the
+        // service's record, never settled again.
         sleep: async (ms) => {
           waits.push(ms)
-          await new Promise((resolve) => setTimeout(resolve, 100))
+          await new Promise((resolve) => setTimeout(resolve, ms))
         },
       },
     )
@@ -195,9 +196,10 @@ describe('the MCP bridge when the facilitator loses the answer to the first sett
       log: (m) => logs.push(m),
       receipts: createReceiptChecker({ serviceUrl: dev.svc.baseUrl }),
       settlementRetry: {
+        // Waited out, as the pay command's: before it the service answers from its record.
         sleep: async (ms) => {
           waits.push(ms)
-          await new Promise((resolve) => setTimeout(resolve, 100))
+          await new Promise((resolve) => setTimeout(resolve, ms))
         },
       },
     })

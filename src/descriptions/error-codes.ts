@@ -23,7 +23,7 @@ export const SERVICE_ERROR_CODES = {
   duplicate_settlement: {
     status: 402,
     meaning:
-      'The same payment (or your own payment-identifier id) was already sent to settlement for a different call (tool or input), its settlement failed, or its replays are used up (REPLAY_LIMIT, 3 by default, in all); sign a new payment. A payment stays on record for at least 120 s and for as long as it could be presented (Solana: 300 s). The same call is otherwise replayed (200, original PAYMENT-RESPONSE).',
+      'The same payment (or your own payment-identifier id) was already sent to settlement for a different call (tool or input), its settlement failed, or its replays are used up (REPLAY_LIMIT, 3 by default, in all); nothing is run or charged by this request: sign a new payment. A payment stays on record for at least 120 s and for as long as it could be presented (Solana: 300 s). The same call is otherwise replayed (200, original PAYMENT-RESPONSE).',
   },
   payment_in_progress: {
     status: 409,
@@ -43,7 +43,7 @@ export const SERVICE_ERROR_CODES = {
   settlement_failed: {
     status: 402,
     meaning:
-      'Settlement failed; the result is withheld and PAYMENT-RESPONSE holds the facilitator response, or `errorReason` `settlement_not_landed`: a settlement in doubt that the chain shows can never land (nothing was charged; sign a new payment).',
+      'Settlement failed and the result is withheld, for good: the facilitator refused the settle (PAYMENT-RESPONSE holds its reason; only a retry on a rail without its RPC URL can be refused after the first attempt landed, see "Settlement in doubt"), or `errorReason` `settlement_not_landed`: a settlement in doubt that the chain shows can never land (the authorization canceled, expired unused, or its nonce used by another transfer of the payer): nothing was charged. Sign a new payment.',
   },
   invalid_request: {
     status: 400,
@@ -79,7 +79,7 @@ export const SERVICE_ERROR_CODES = {
   settlement_unknown: {
     status: 503,
     meaning:
-      'The tool ran and its settlement was sent, but the facilitator did not say how it ended: the payment may have moved. The result is withheld and the payment held; retry the same payment for the same input within 120 s to get the result if it landed (judged on chain with EVM_RPC_URL / SOLANA_RPC_URL) or to settle it (see "Settlement in doubt").',
+      'The tool ran and its settlement was sent, but how it ended is not known yet: the payment may have moved. The result is withheld and the payment held, never freed while it may still move, and never charged twice. Retry the same payment for the same input after Retry-After: the result once it landed (judged on chain with EVM_RPC_URL / SOLANA_RPC_URL), `settlement_failed` once it certainly cannot land, or `settlement_unknown` again; a retry before Retry-After is answered from the record with the seconds that remain (see "Settlement in doubt").',
   },
   overloaded: {
     status: 503,

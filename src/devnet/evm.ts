@@ -4,7 +4,15 @@ import { type DevAccount, devAccount, startAnvil } from './anvil.js'
 import { installBatchSettlement } from './batch-settlement.js'
 import { installMulticall3 } from './multicall3.js'
 import { devStage, type Stage } from './stage.js'
-import { cancelUsdcAuthorization, installUsdc, mintUsdc, usdcBalance } from './usdc.js'
+import {
+  cancelUsdcAuthorization,
+  executeUsdcTransfers,
+  installUsdc,
+  mintUsdc,
+  type SignedUsdcTransfer,
+  signUsdcTransfer,
+  usdcBalance,
+} from './usdc.js'
 
 /**
  * A local chain that answers as Base mainnet (or Base Sepolia on the testnet stage), with USDC
@@ -40,6 +48,26 @@ export interface EvmDevnet {
    * the payer (`AuthorizationCanceled`); resolves with the transaction hash, rejects if it reverts.
    */
   cancelAuthorization(payer: DevAccount, nonce: Hex): Promise<Hash>
+  /**
+   * Signs an EIP-3009 transfer of the devnet USDC with `payer`'s key, for any recipient, amount
+   * and nonce the payer chooses ({@link signUsdcTransfer}).
+   */
+  signTransfer(
+    payer: DevAccount,
+    transfer: Parameters<typeof signUsdcTransfer>[1],
+  ): Promise<SignedUsdcTransfer>
+  /**
+   * Executes signed transfers in one Multicall3 `aggregate3` transaction sent by `sender`
+   * ({@link executeUsdcTransfers}); resolves with its hash once mined.
+   */
+  executeTransfers(sender: DevAccount, transfers: readonly SignedUsdcTransfer[]): Promise<Hash>
+  /**
+   * Turns anvil's automine off (transactions wait in the mempool until {@link EvmDevnet.mine}) or
+   * back on (`evm_setAutomine`).
+   */
+  setAutomine(on: boolean): Promise<void>
+  /** Mines one block now (`evm_mine`). */
+  mine(): Promise<void>
   /**
    * Moves the chain's clock `seconds` forward and mines a block with that timestamp (anvil
    * `evm_increaseTime`, `evm_mine`): authorizations whose `validBefore` it passes expire.
@@ -117,6 +145,15 @@ export async function startEvmDevnet(options: StartEvmDevnetOptions = {}): Promi
     mint: (address, amount) => mintUsdc(rpcUrl, address, amount, stage),
     cancelAuthorization: (payer, nonce) =>
       cancelUsdcAuthorization(rpcUrl, payer.privateKey, nonce, stage),
+    signTransfer: (payer, transfer) => signUsdcTransfer(payer.privateKey, transfer, stage),
+    executeTransfers: (sender, transfers) =>
+      executeUsdcTransfers(rpcUrl, sender.privateKey, transfers, stage),
+    async setAutomine(on) {
+      await createTestClient({ mode: 'anvil', transport: http(rpcUrl) }).setAutomine(on)
+    },
+    async mine() {
+      await createTestClient({ mode: 'anvil', transport: http(rpcUrl) }).mine({ blocks: 1 })
+    },
     async increaseTime(seconds) {
       const node = createTestClient({ mode: 'anvil', transport: http(rpcUrl) })
       await node.increaseTime({ seconds })

@@ -9,6 +9,7 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
+  encodeFunctionData,
   erc20Abi,
   type Hash,
   type Hex,
@@ -18,6 +19,7 @@ import {
   parseEther,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { MULTICALL3_ADDRESS } from './multicall3.js'
 import { devStage, type Stage } from './stage.js'
 
 /** Circle's USDC on Base mainnet; the devnet installs its token at the same address. */
@@ -180,6 +182,110 @@ export async function cancelUsdcAuthorization(
 
 const cancelAuthorizationAbi = parseAbi([
   'function cancelAuthorization(address authorizer, bytes32 nonce, bytes signature)',
+])
+
+/** An EIP-3009 `TransferWithAuthorization` and its signature (65 bytes), as its payer signed it. */
+export interface SignedUsdcTransfer {
+  authorization: {
+    from: Address
+    to: Address
+    /** Atomic units. */
+    value: bigint
+    /** Epoch seconds. */
+    validAfter: bigint
+    /** Epoch seconds. */
+    validBefore: bigint
+    /** 0x + 32 bytes. */
+    nonce: Hex
+  }
+  signature: Hex
+}
+
+/**
+ * Signs an EIP-3009 `TransferWithAuthorization` of the devnet USDC (the stage's EIP-712 domain)
+ * with `payerPrivateKey`, as any wallet can for any nonce of its own: `validAfter` defaults to 0.
+ *
+ * @example const signed = await signUsdcTransfer(key, { to, value: 1n, validBefore, nonce })
+ */
+export async function signUsdcTransfer(
+  payerPrivateKey: Hex,
+  transfer: Omit<SignedUsdcTransfer['authorization'], 'from' | 'validAfter'> & {
+    validAfter?: bigint
+  },
+  stage: Stage = 'mainnet',
+): Promise<SignedUsdcTransfer> {
+  const { chain, usdc, domain } = devStage(stage).evm
+  const account = privateKeyToAccount(payerPrivateKey)
+  const authorization = {
+    ...transfer,
+    from: account.address,
+    validAfter: transfer.validAfter ?? 0n,
+  }
+  const signature = await account.signTypedData({
+    domain: { ...domain, chainId: chain.id, verifyingContract: usdc },
+    types: { TransferWithAuthorization: TRANSFER_WITH_AUTHORIZATION },
+    primaryType: 'TransferWithAuthorization',
+    message: authorization,
+  })
+  return { authorization, signature }
+}
+
+/**
+ * Executes signed EIP-3009 transfers in ONE transaction sent from `senderPrivateKey`: Multicall3's
+ * `aggregate3` calling the devnet USDC's `transferWithAuthorization` (bytes-signature overload) once
+ * for each, in order, all or nothing. What a payer can do with its own signatures, whatever a
+ * facilitator does with them.
+ *
+ * @returns the transaction's hash, once mined
+ * @throws Error if it reverts (an authorization already used, canceled or expired)
+ */
+export async function executeUsdcTransfers(
+  rpcUrl: string,
+  senderPrivateKey: Hex,
+  transfers: readonly SignedUsdcTransfer[],
+  stage: Stage = 'mainnet',
+): Promise<Hash> {
+  const { reader, usdc } = clients(rpcUrl, stage)
+  const { chain } = devStage(stage).evm
+  const calls = transfers.map(({ authorization: a, signature }) => ({
+    target: usdc,
+    allowFailure: false,
+    callData: encodeFunctionData({
+      abi: transferWithAuthorizationAbi,
+      functionName: 'transferWithAuthorization',
+      args: [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signature],
+    }),
+  }))
+  const account = privateKeyToAccount(senderPrivateKey)
+  const wallet = createWalletClient({ account, chain, transport: http(rpcUrl) })
+  const hash = await wallet.writeContract({
+    address: MULTICALL3_ADDRESS,
+    abi: aggregate3Abi,
+    functionName: 'aggregate3',
+    args: [calls],
+  })
+  const receipt = await reader.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new Error('Multicall3 aggregate3 of transfers reverted')
+  return hash
+}
+
+const TRANSFER_WITH_AUTHORIZATION = [
+  { name: 'from', type: 'address' },
+  { name: 'to', type: 'address' },
+  { name: 'value', type: 'uint256' },
+  { name: 'validAfter', type: 'uint256' },
+  { name: 'validBefore', type: 'uint256' },
+  { name: 'nonce', type: 'bytes32' },
+] as const
+
+const transferWithAuthorizationAbi = parseAbi([
+  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+])
+
+const aggregate3Abi = parseAbi([
+  'struct Call3 { address target; bool allowFailure; bytes callData; }',
+  'struct Result { bool success; bytes returnData; }',
+  'function aggregate3(Call3[] calls) payable returns (Result[] returnData)',
 ])
 
 // anvil fills in the nonce of an unsigned eth_sendTransaction from the last mined state, so two

@@ -163,20 +163,27 @@ export class PaymentConflictError extends Error {
   }
 }
 
+/** The `Retry-After` of a settlement that became in doubt, in seconds. */
+export const SETTLEMENT_RETRY_AFTER_SECONDS = 5
+
 /**
  * The tool ran and its settlement was sent, but its outcome is unknown (the facilitator timed out,
- * failed after receiving it, or still reported `settlement_pending` after its one retry): the
- * payment may have moved. HTTP 503 with `Retry-After`, code `settlement_unknown`; the result is
- * withheld and the payment stays held for the window: a retry of the same payment (or id), for
- * the same tool and input, asks the facilitator to settle it again and gets the result if it
- * settles (docs/errors.md says when a charge without a result can still happen).
+ * failed after receiving it, still reported `settlement_pending` after its one retry, or refused a
+ * retry while the chain may still decide it): the payment may have moved. HTTP 503 with
+ * `Retry-After`, code `settlement_unknown`; the result is withheld and the payment stays held: a
+ * retry of the same payment (or id), for the same tool and input, after Retry-After, is judged on
+ * chain or settled again and gets the result once it lands (docs/errors.md says what each answer
+ * promises). A retry before Retry-After is answered from the record with the time that remains.
  */
 export class SettlementUnknownError extends Error {
   override readonly name = 'SettlementUnknownError'
   readonly code = 'settlement_unknown'
-  readonly retryAfterSeconds = 5
+  /**
+   * @param retryAfterSeconds - when a retry may be answered otherwise, in seconds (at least 1)
+   */
   constructor(
     message = 'The tool ran, but the settlement outcome is unknown: the payment may have moved. Retry the same payment for the same input within 120 s to get the result once it settles',
+    readonly retryAfterSeconds: number = SETTLEMENT_RETRY_AFTER_SECONDS,
   ) {
     super(message)
   }

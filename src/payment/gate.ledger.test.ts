@@ -4,6 +4,7 @@ import {
   echoTool,
   type FacilitatorScript,
   fakeGate,
+  type inlineRunner,
   FAKE_SOLANA as SOLANA,
 } from '../../test/helpers/fakes.js'
 import {
@@ -17,6 +18,7 @@ import { settlementEventId } from '../telemetry/event-row.js'
 import type { LedgerEntry, SettlementLedger } from '../telemetry/ledger.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { PaymentRequiredError, SettlementUnknownError } from './errors.js'
+import { createMemoryGuard } from './guard.js'
 
 // The settle step with the write-ahead settlement ledger, and the payer's retry of a settlement
 // in doubt judged on chain (issue 30). The facilitator and the judge are scripted fakes.
@@ -29,6 +31,8 @@ function setup(
   verdict?: (label: string) => SettlementVerdict,
   judged: readonly string[] = [BASE],
 ) {
+  // The payments' clock: a test moves it past a Retry-After.
+  const clock = { now: Date.now() }
   const inner = sqliteLedger()
   const keys: string[] = []
   // The ledger as the gate sees it, keeping the keys it was given (the tests cannot compute them).
@@ -42,6 +46,7 @@ function setup(
   const judge = verdict ? fakeJudge(judged, (q) => verdict(labelOf(q))) : undefined
   const fake = fakeGate(script, undefined, {
     ledger,
+    now: () => clock.now,
     questionOf: fakeQuestionOf,
     ...(judge ? { judge: judge.judge } : {}),
   })
@@ -55,8 +60,14 @@ function setup(
       resource,
     })
   const entries = async () => Promise.all(keys.map((k) => ledger.get(k))) as Promise<LedgerEntry[]>
-  return { ...fake, call, ledger, keys, entries, asked: judge?.asked ?? [] }
+  /** Moves the clock past the Retry-After of a settlement in doubt. */
+  const later = () => {
+    clock.now += RETRY_AFTER_MS
+  }
+  return { ...fake, call, ledger, keys, entries, later, clock, asked: judge?.asked ?? [] }
 }
+
+const RETRY_AFTER_MS = 5_000
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -208,7 +219,7 @@ describe('payment gate: the payer retries a settlement in doubt, judged on chain
     expect(fx.calls.verify).toBe(2)
   })
 
-  it('undecided: asks the facilitator again, as without a judge; a refusal then is left to the resolver', async () => {
+  it('undecided after its Retry-After: asks the facilitator again, as without a judge', async () => {
     const settled = setup(
       {
         settle: lostOnce(async () => ({
@@ -222,13 +233,18 @@ describe('payment gate: the payer retries a settlement in doubt, judged on chain
     )
     const payment = await settled.pay()
     await rejection(settled.call({ text: 'a' }, payment))
+    settled.later()
     const retried = await settled.call({ text: 'a' }, payment)
     expect(retried.settlement.transaction).toBe('0xagain')
     expect(settled.calls.settle).toBe(2)
+    expect(settled.asked).toHaveLength(1)
     expect((await settled.entries()).map((e) => e.outcome)).toEqual(['settled'])
     expect(settled.events.map((e) => e.outcome)).toEqual(['verified', 'settled'])
+  })
 
-    const nonceUsed = setup(
+  it('refused by the facilitator while the chain cannot tell (a pending transaction, a used nonce): still in doubt, never spent; delivered once it lands, counted once', async () => {
+    let chain: SettlementVerdict = { kind: 'undecided', why: 'unused and still valid' }
+    const fx = setup(
       {
         settle: lostOnce(async () => ({
           success: false,
@@ -237,16 +253,112 @@ describe('payment gate: the payer retries a settlement in doubt, judged on chain
           network: BASE,
         })),
       },
-      () => ({ kind: 'undecided', why: 'rpc down' }),
+      () => chain,
     )
-    const used = await nonceUsed.pay()
-    await rejection(nonceUsed.call({ text: 'a' }, used))
-    expect(await rejection(nonceUsed.call({ text: 'a' }, used))).toMatchObject({
-      code: 'settlement_failed',
+    const payment = await fx.pay()
+    await rejection(fx.call({ text: 'a' }, payment))
+    fx.later()
+    expect(await rejection(fx.call({ text: 'a' }, payment))).toMatchObject({
+      code: 'settlement_unknown',
+      retryAfterSeconds: 5,
     })
-    // It may have landed (the nonce is used): the resolver decides, and counts it.
-    expect((await nonceUsed.entries()).map((e) => e.outcome)).toEqual([null])
-    expect(nonceUsed.events.map((e) => e.outcome)).toEqual(['verified'])
+    expect(fx.calls.settle).toBe(2)
+    // Nothing decided or counted: the chain decides.
+    expect((await fx.entries()).map((e) => e.outcome)).toEqual([null])
+    expect(fx.events.map((e) => e.outcome)).toEqual(['verified'])
+    // It lands: the next retry gets the result, from the chain, without the facilitator.
+    chain = { kind: 'landed', transaction: '0xpending' }
+    fx.later()
+    const delivered = await fx.call({ text: 'a' }, payment)
+    expect(delivered.result.value()).toEqual({ upper: 'A' })
+    expect(delivered.settlement.transaction).toBe('0xpending')
+    expect(fx.calls.settle).toBe(2)
+    expect((await fx.entries()).map((e) => [e.outcome, e.transaction])).toEqual([
+      ['landed', '0xpending'],
+    ])
+    expect(fx.events.map((e) => e.outcome)).toEqual(['verified', 'settled'])
+  })
+
+  it('not landed (its nonce used by another transfer): refused, nothing charged, the payment freed', async () => {
+    const fx = setup({ settle: async () => Promise.reject(new Error(LOST)) }, () => ({
+      kind: 'not_landed',
+      reason: 'nonce_used',
+    }))
+    const payment = await fx.pay()
+    await rejection(fx.call({ text: 'a' }, payment))
+    const refused = (await rejection(fx.call({ text: 'a' }, payment))) as PaymentRequiredError
+    expect(refused.code).toBe('settlement_failed')
+    expect(refused.message).toBe(
+      "The earlier settlement of this payment never landed on chain (authorization's nonce used by another transfer of the payer): nothing was charged and the result is withheld; sign a new payment",
+    )
+    expect(refused.paymentRequired.error).toBe('settlement_not_landed')
+    expect((await fx.entries()).map((e) => e.outcome)).toEqual(['not_landed'])
+    expect(fx.events.map((e) => e.outcome)).toEqual(['verified', 'settle_failed'])
+  })
+
+  it('retried before its Retry-After: asks the judge once, then answers from the record, nothing run and nobody asked', async () => {
+    const fx = setup({ settle: async () => Promise.reject(new Error(LOST)) }, () => ({
+      kind: 'undecided',
+      why: 'unused and still valid',
+    }))
+    const runner = fx.runner as ReturnType<typeof inlineRunner>
+    const payment = await fx.pay()
+    await rejection(fx.call({ text: 'a' }, payment))
+    const waits: unknown[] = []
+    for (let i = 0; i < 20; i++) {
+      fx.clock.now += 100
+      const error = await rejection(fx.call({ text: 'a' }, payment))
+      expect(error).toBeInstanceOf(SettlementUnknownError)
+      waits.push((error as SettlementUnknownError).retryAfterSeconds)
+    }
+    // 2 s of retries: the Retry-After that remains, 5 then 4, 3 s.
+    expect(new Set(waits)).toEqual(new Set([5, 4, 3]))
+    expect({ asked: fx.asked.length, runs: runner.runs, ...fx.calls }).toEqual({
+      asked: 1,
+      runs: 1,
+      supported: 1,
+      verify: 1,
+      settle: 1,
+    })
+    // Past it: judged, run and settled again, once.
+    fx.later()
+    await rejection(fx.call({ text: 'a' }, payment))
+    expect({ asked: fx.asked.length, runs: runner.runs, settle: fx.calls.settle }).toEqual({
+      asked: 2,
+      runs: 2,
+      settle: 2,
+    })
+  })
+
+  it('answers a retry before its Retry-After from the record another instance wrote (one shared guard)', async () => {
+    const guard = createMemoryGuard()
+    const clock = { now: Date.now() }
+    const gates = [0, 1].map(() =>
+      fakeGate({ settle: async () => Promise.reject(new Error(LOST)) }, undefined, {
+        guard,
+        now: () => clock.now,
+      }),
+    )
+    const [a, b] = gates as [ReturnType<typeof fakeGate>, ReturnType<typeof fakeGate>]
+    const payment = await a.pay()
+    const call = (gate: ReturnType<typeof fakeGate>) =>
+      gate.gate.execute({
+        tool: echoTool as ToolDefinition,
+        transport: 'http',
+        source: { body: new TextEncoder().encode('{"text":"a"}') },
+        payment: { value: payment },
+        resource: { url: 'http://svc/echo' },
+      })
+    await rejection(call(a))
+    clock.now += 2_500
+    expect(await rejection(call(b))).toMatchObject({
+      code: 'settlement_unknown',
+      retryAfterSeconds: 3,
+    })
+    expect(b.calls).toEqual({ supported: 1, verify: 0, settle: 0 })
+    clock.now += 2_500
+    await rejection(call(b))
+    expect(b.calls.settle).toBe(1)
   })
 
   it('without a judge for the rail: asks the facilitator again (Solana, judge on Base only)', async () => {
@@ -263,6 +375,7 @@ describe('payment gate: the payer retries a settlement in doubt, judged on chain
     )
     const payment = await fx.pay(1)
     await rejection(fx.call({ text: 'a' }, payment))
+    fx.later()
     const retried = await fx.call({ text: 'a' }, payment)
     expect(retried.settlement.transaction).toBe('sig')
     expect(fx.asked).toHaveLength(0)

@@ -383,19 +383,41 @@ describe('payment gate', () => {
 
   it('holds a payment whose settlement is in doubt, and settles it again on a retry of the same payment', async () => {
     let attempt = 0
-    const { call, calls, events, pay } = setup({
-      settle: async () => {
-        attempt++
-        if (attempt === 1) throw new Error('Facilitator settle request timed out after 1000ms')
-        return { success: true, transaction: '0xlanded', network: 'eip155:8453', payer: '0xPAYER' }
+    let now = Date.now()
+    const { call, calls, events, pay, runner } = setup(
+      {
+        settle: async () => {
+          attempt++
+          if (attempt === 1) throw new Error('Facilitator settle request timed out after 1000ms')
+          return {
+            success: true,
+            transaction: '0xlanded',
+            network: 'eip155:8453',
+            payer: '0xPAYER',
+          }
+        },
       },
-    })
+      undefined,
+      { now: () => now },
+    )
     const payment = await pay()
-    expect(await rejection(call({ text: 'a' }, payment))).toBeInstanceOf(SettlementUnknownError)
+    expect(await rejection(call({ text: 'a' }, payment))).toMatchObject({
+      code: 'settlement_unknown',
+      retryAfterSeconds: 5,
+    })
     // Another input with it: refused, nothing settled.
     expect(await rejection(call({ text: 'b' }, payment))).toMatchObject({
       code: 'duplicate_settlement',
     })
+    // Before its Retry-After: answered from the record, with the time that remains.
+    now += 3_200
+    expect(await rejection(call({ text: 'a' }, payment))).toMatchObject({
+      code: 'settlement_unknown',
+      retryAfterSeconds: 2,
+    })
+    expect(calls.settle).toBe(1)
+    expect((runner as ReturnType<typeof inlineRunner>).runs).toBe(1)
+    now += 1_800
     const retried = await call({ text: 'a' }, payment)
     expect(retried.result.value()).toEqual({ upper: 'A' })
     expect(retried.settlement.transaction).toBe('0xlanded')

@@ -90,6 +90,18 @@ function contract(name: string, make: () => SettlementGuard) {
       await guard.put(k, settled)
       expect(await guard.reclaim(k, settled.proof, pending)).toBe(false)
     })
+
+    it('keeps when the payer of a settlement in doubt may retry (retryAt, judged), also through a retry that takes it back', async () => {
+      const guard = make()
+      const k = key()
+      const doubt: GuardRecord = { ...unknown, retryAt: 1_700_000_005_000, judged: true }
+      await guard.claim(k, pending)
+      await guard.put(k, doubt)
+      expect(await guard.claim(k, pending)).toEqual({ state: 'held', record: doubt })
+      const taken: GuardRecord = { ...doubt, state: 'pending' }
+      expect(await guard.reclaim(k, doubt.proof, taken)).toBe(true)
+      expect(await guard.claim(k, pending)).toEqual({ state: 'held', record: taken })
+    })
   })
 }
 

@@ -31,8 +31,8 @@ export type GuardState = 'pending' | 'settled' | 'spent' | 'unknown'
  * - `spent`: a settlement was attempted and failed: the payment must not be used again within
  *   the window;
  * - `unknown`: a settlement was sent and its outcome is unknown (timeout, a facilitator failure
- *   after it received the request): a retry of the same payment may settle it again
- *   ({@link SettlementGuard.reclaim}).
+ *   after it received the request, a refusal while the chain may still decide it): a retry of
+ *   the same payment after `retryAt` may settle it again ({@link SettlementGuard.reclaim}).
  */
 export interface GuardRecord {
   state: GuardState
@@ -45,6 +45,17 @@ export interface GuardRecord {
   payer?: string
   /** The SettleResponse of a `settled` record, without `payer`. */
   settlement?: SettleResponse
+  /**
+   * An `unknown` record: the epoch milliseconds its payer was told to retry after (Retry-After).
+   * A retry before then is answered from this record: nothing runs, nobody is asked (but the
+   * chain judge once, see `judged`).
+   */
+  retryAt?: number
+  /**
+   * An `unknown` record whose payment the chain judge was asked about, and could not decide, since
+   * its `retryAt` was set: a retry before `retryAt` does not ask it again.
+   */
+  judged?: true
 }
 
 /** The answer of {@link SettlementGuard.claim}: `claimed`, or the record that holds the key. */

@@ -1,5 +1,6 @@
 import type { SettleResponse } from '@x402/core/types'
 import { logger } from '../logger.js'
+import type { NotLandedReason } from '../settlement/types.js'
 import { settlementEventId } from '../telemetry/event-row.js'
 import type { LedgerDecision } from '../telemetry/ledger.js'
 import type { Answer, GateParts, PaidContext } from './call.js'
@@ -10,12 +11,13 @@ import {
   PaymentIdentifierConflictError,
   PaymentInProgressError,
   PaymentRequiredError,
+  SETTLEMENT_RETRY_AFTER_SECONDS,
   SettlementUnknownError,
 } from './errors.js'
 import { type GuardRecord, sameCall } from './guard.js'
 import { decideIntent, judgeCall, writeIntent } from './intent.js'
 import { runTool } from './run.js'
-import { settleCall } from './settle.js'
+import { doubtRecord, settleCall } from './settle.js'
 import { verifyPayment } from './verify.js'
 
 /**
@@ -30,8 +32,8 @@ import { verifyPayment } from './verify.js'
  *   most `replayLimit` times in all; another call is `duplicate_settlement`;
  * - `pending`: `payment_in_progress`, or `duplicate_settlement` for another call;
  * - `spent`: `duplicate_settlement` (its settlement failed);
- * - `unknown`: the very payment, for the same call, is judged on chain or settled again
- *   ({@link resettle}).
+ * - `unknown`: the very payment, for the same call, is answered from the record before its
+ *   Retry-After, else judged on chain or settled again ({@link resettle}).
  *
  * @throws the refusals above; what {@link resettle} throws
  * @example const answer = await answerHeld(parts, ctx, held.key, held.record)
@@ -72,6 +74,7 @@ export async function answerHeld(
       if (!samePayment) {
         throw new SettlementUnknownError(
           'An earlier payment under this payment-identifier id was sent to settlement with an unknown outcome; retry with that same payment to settle it, not a new one',
+          retryAfter(record, parts.now()),
         )
       }
       return resettle(parts, ctx, key, record)
@@ -101,18 +104,23 @@ async function replaySettled(
 }
 
 /**
- * Retries the settlement of a payment whose outcome was unknown: takes the record back
- * atomically (one retry at a time), then asks the chain first when a judge covers the rail:
+ * Retries the settlement of a payment in doubt. Before the Retry-After its payer was given
+ * (`record.retryAt`), the record answers: `settlement_unknown` with the seconds that remain,
+ * nothing run, nobody asked, except that a judge covering the rail is asked once (a transfer
+ * whose answer was lost has usually landed by then). Otherwise it takes the record back
+ * atomically (one retry at a time) and asks the chain first when a judge covers the rail:
  * - `landed`: the payment is settled (record and ledger), the tool runs again and the call is
  *   answered with the landed transaction ({@link deliverLanded});
  * - `not_landed`: the payment is freed and the call refused, nothing charged ({@link freeNotLanded});
  * - `undecided`, or no judge: the tool runs again and the facilitator is asked to settle the same
  *   payment again. While the outcome stays unknown the record stays `unknown` (the first attempt
- *   may have landed): it is never freed.
+ *   may have landed) with a new Retry-After: it is never freed. With a judge, a refusal of the
+ *   facilitator leaves it so too (the first attempt may be pending, or have landed): only the
+ *   chain decides it.
  *
  * @throws {PaymentInProgressError} another retry holds it
- * @throws {PaymentRequiredError} `settlement_failed`: it can never land (canceled, expired), or the
- *   facilitator refused it
+ * @throws {PaymentRequiredError} `settlement_failed`: it can never land (canceled, expired, its
+ *   nonce used by another authorization), or, without a judge, the facilitator refused it
  * @throws {SettlementUnknownError} still unknown, or the facilitator could not be reached
  */
 async function resettle(
@@ -121,6 +129,8 @@ async function resettle(
   key: string,
   record: GuardRecord,
 ): Promise<Answer> {
+  const early = record.retryAt !== undefined && parts.now() < record.retryAt - RETRY_AFTER_SLACK_MS
+  if (early && (record.judged || !judgeCovers(parts, ctx))) throw stillInDoubt(record, parts.now())
   if (!(await parts.guard.reclaim(key, record.proof, { ...record, state: 'pending' }))) {
     throw inProgress()
   }
@@ -128,23 +138,56 @@ async function resettle(
     key: ctx.presented.identity.key,
     ms: ctx.retentionMs,
   })
-  ctx.outcome.claim = {
-    put: (r) => records.put(r),
-    // Never free a payment that may have moved: back to `unknown`.
-    release: () => records.put({ ...record, state: 'unknown' }),
-  }
+  // Never free a payment that may have moved: back to `unknown` (as the exit finds it).
+  let restore: GuardRecord = { ...record, state: 'unknown' }
+  ctx.outcome.claim = { put: (r) => records.put(r), release: () => records.put(restore) }
   const verdict = await judgeCall(parts, ctx)
   if (verdict?.kind === 'landed') return deliverLanded(parts, ctx, record, verdict.transaction)
   if (verdict?.kind === 'not_landed') return freeNotLanded(parts, ctx, records, verdict.reason)
   if (verdict) logger.info({ why: verdict.why }, 'settlement in doubt still undecided on chain')
+  if (early) {
+    // Its one look before Retry-After: the next ones wait for it.
+    restore = { ...record, state: 'unknown', judged: true }
+    throw stillInDoubt(record, parts.now())
+  }
   const ran = await runTool(parts, ctx)
   try {
     const attempt = { retry: true, judged: verdict !== undefined }
     return { ...ran, settlement: await settleCall(parts, ctx, record.payer, attempt) }
   } catch (error) {
-    if (error instanceof FacilitatorUnavailableError) throw new SettlementUnknownError()
+    if (error instanceof FacilitatorUnavailableError) {
+      restore = doubtRecord(record, parts.now())
+      throw new SettlementUnknownError()
+    }
     throw error
   }
+}
+
+/**
+ * How early a retry may come and still count as after its Retry-After, in milliseconds: a client's
+ * timer, and the clocks of the instances that share the guard, may be off by that much.
+ */
+const RETRY_AFTER_SLACK_MS = 1_000
+
+/** Whether a chain judge covers the call's rail (a question is asked of it on a retry). */
+function judgeCovers(parts: GateParts, ctx: PaidContext): boolean {
+  return (
+    parts.questionOf !== undefined && parts.judge?.covers(ctx.presented.matched.network) === true
+  )
+}
+
+/** Seconds until a record in doubt's Retry-After, at least 1 (the default for an older record). */
+function retryAfter(record: GuardRecord, nowMs: number): number {
+  if (record.retryAt === undefined) return SETTLEMENT_RETRY_AFTER_SECONDS
+  return Math.max(1, Math.ceil((record.retryAt - nowMs) / 1000))
+}
+
+/** The answer of a payment still in doubt, read from its record. */
+function stillInDoubt(record: GuardRecord, nowMs: number): SettlementUnknownError {
+  return new SettlementUnknownError(
+    'The settlement of this payment is still in doubt: it may have moved. Nothing more was run or charged; retry the same payment for the same input after Retry-After to get the result once it lands',
+    retryAfter(record, nowMs),
+  )
 }
 
 /**
@@ -177,16 +220,23 @@ async function deliverLanded(
   return { result, nowSeconds, settlement }
 }
 
+/** Why a payment can never land, as the refusal says it. */
+const NOT_LANDED: Record<NotLandedReason, string> = {
+  canceled: 'authorization canceled',
+  expired: 'authorization expired',
+  nonce_used: "authorization's nonce used by another transfer of the payer",
+}
+
 /**
- * A payment in doubt that can never land: nothing was charged, so its keys are freed (a canceled
- * or expired authorization presented again fails at verify; there is nothing to settle again) and
- * the call is refused. Counted `settle_failed` unless the resolver decided it first.
+ * A payment in doubt that can never land: nothing was charged, so its keys are freed (a canceled,
+ * expired or used authorization presented again fails at verify; there is nothing to settle
+ * again) and the call is refused. Counted `settle_failed` unless the resolver decided it first.
  */
 async function freeNotLanded(
   parts: GateParts,
   ctx: PaidContext,
   records: CallRecords,
-  reason: 'canceled' | 'expired',
+  reason: NotLandedReason,
 ): Promise<never> {
   ctx.outcome.settle = 'failed'
   await countOnce(parts, ctx, 'settle_failed', { outcome: 'not_landed' })
@@ -201,7 +251,7 @@ async function freeNotLanded(
   ctx.outcome.settlement = settlement
   throw new PaymentRequiredError(
     'settlement_failed',
-    `The earlier settlement of this payment never landed on chain (authorization ${reason}): nothing was charged and the result is withheld; sign a new payment`,
+    `The earlier settlement of this payment never landed on chain (${NOT_LANDED[reason]}): nothing was charged and the result is withheld; sign a new payment`,
     await ctx.offer.refusal(errorReason),
     { settlement },
   )

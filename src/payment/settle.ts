@@ -8,8 +8,10 @@ import type { GateParts, PaidContext } from './call.js'
 import {
   FacilitatorUnavailableError,
   PaymentRequiredError,
+  SETTLEMENT_RETRY_AFTER_SECONDS,
   SettlementUnknownError,
 } from './errors.js'
+import type { GuardRecord } from './guard.js'
 import { decideIntent, forgetIntent, writeIntent } from './intent.js'
 
 /**
@@ -101,10 +103,23 @@ export interface SettleAttempt {
   /** A retry of a payment in doubt (replay.ts): its intent stays in the ledger whatever happens. */
   retry?: boolean
   /**
-   * A chain judge covers its rail (and could not decide it): a facilitator's refusal then is no
-   * proof that nothing moved (a used nonce), so the outcome is left to the resolver.
+   * On a retry: a chain judge covers its rail (and could not decide it yet). A facilitator's
+   * refusal then is no proof that nothing moved: the first attempt may be pending in the mempool,
+   * or have landed (`invalid_exact_evm_nonce_already_used`, a blockhash already processed), so the
+   * payment stays in doubt and only the judge decides it, on a later retry or in the resolver.
    */
   judged?: boolean
+}
+
+/**
+ * The record of a payment in doubt, whose payer is told to retry after
+ * {@link SETTLEMENT_RETRY_AFTER_SECONDS}: `unknown`, with that moment as `retryAt`, not yet judged.
+ *
+ * @param nowMs - the payments' clock, in epoch milliseconds
+ */
+export function doubtRecord(record: GuardRecord, nowMs: number): GuardRecord {
+  const { judged: _, ...rest } = record
+  return { ...rest, state: 'unknown', retryAt: nowMs + SETTLEMENT_RETRY_AFTER_SECONDS * 1000 }
 }
 
 /**
@@ -120,7 +135,9 @@ export interface SettleAttempt {
  * @returns the SettleResponse of a settled payment
  * @throws {PaymentRequiredError} `settlement_failed`: the facilitator could not settle it; the
  *   result is withheld
- * @throws {SettlementUnknownError} it was sent and its outcome is unknown; the payment stays held
+ * @throws {SettlementUnknownError} it was sent and its outcome is unknown (on a judged retry,
+ *   refused too: {@link SettleAttempt.judged}); the payment stays held, `unknown` with a
+ *   Retry-After ({@link doubtRecord})
  * @throws {FacilitatorUnavailableError} it never reached a facilitator; the payment is freed
  * @example const settlement = await settleCall(parts, ctx, payer)
  */
@@ -133,13 +150,14 @@ export async function settleCall(
   const { presented, offer, outcome } = ctx
   const intended = await writeIntent(parts, ctx)
   const key = presented.identity.key
-  const settled = await settlePayment(
+  const answered = await settlePayment(
     parts.link,
     ctx.state,
     presented.payment,
     presented.matched,
     offer.extensions,
   )
+  const settled = attempt.retry && attempt.judged ? leftToJudge(answered, ctx) : answered
   outcome.settle = settled.kind
   const base = {
     call: ctx.fp,
@@ -163,8 +181,7 @@ export async function settleCall(
     }
     case 'failed': {
       outcome.settlement = settled.settlement
-      if (intended && attempt.judged) outcome.count = false
-      else if (intended) {
+      if (intended) {
         outcome.eventId = settlementEventId(key, 'settle_failed')
         outcome.decide = () => decideIntent(parts, ctx, { outcome: 'failed' })
       }
@@ -179,7 +196,7 @@ export async function settleCall(
     }
     case 'unknown':
       if (intended) outcome.count = false
-      await records?.put({ ...base, state: 'unknown' })
+      await records?.put(doubtRecord({ ...base, state: 'unknown' }, parts.now()))
       throw new SettlementUnknownError()
     case 'unsent':
       if (attempt.retry && intended) outcome.count = false
@@ -189,4 +206,17 @@ export async function settleCall(
         'Payment facilitator is unavailable during settlement; the result is withheld and nothing was charged: retry the same payment',
       )
   }
+}
+
+/**
+ * A retry's settle on a rail a chain judge covers: a refusal is logged (its reason only) and
+ * taken as `unknown`, the payment left in doubt for the judge (see {@link SettleAttempt.judged}).
+ */
+function leftToJudge(settled: SettleOutcome, ctx: PaidContext): SettleOutcome {
+  if (settled.kind !== 'failed') return settled
+  logger.info(
+    { reason: settled.settlement.errorReason, network: ctx.presented.matched.network },
+    'facilitator refused a settlement in doubt: left to the chain judge',
+  )
+  return { kind: 'unknown' }
 }

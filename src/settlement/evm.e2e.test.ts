@@ -3,14 +3,15 @@ import { x402Client } from '@x402/core/client'
 import { x402Facilitator } from '@x402/core/facilitator'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
-import type { Hex } from 'viem'
+import { createPublicClient, type Hex, http, parseEventLogs } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { DevAccount } from '../devnet/anvil.js'
 import { type EvmDevnet, startEvmDevnet } from '../devnet/evm.js'
 import { registerDevEvmScheme } from '../devnet/evm-facilitator.js'
 import { freePort } from '../devnet/ports.js'
-import { createEvmJudge } from './evm.js'
+import type { SignedUsdcTransfer } from '../devnet/usdc.js'
+import { AUTHORIZATION_USED, createEvmJudge, TRANSFER } from './evm.js'
 import { createSettlementJudge } from './index.js'
 import { questionOf } from './question.js'
 import type { SettlementJudge, SettlementQuestion } from './types.js'
@@ -63,6 +64,25 @@ function pay(payer: DevAccount): Promise<PaymentPayload> {
     resource: { url: 'https://payload.tools/v1/hash' },
     accepts: [requirements],
   })
+}
+
+/** A payment's EIP-3009 authorization as signed, for the payer to execute itself. */
+function signedOf(payment: PaymentPayload): SignedUsdcTransfer {
+  const { authorization: a, signature } = payment.payload as {
+    authorization: Record<'from' | 'to' | 'value' | 'validAfter' | 'validBefore' | 'nonce', string>
+    signature: Hex
+  }
+  return {
+    authorization: {
+      from: a.from as Hex,
+      to: a.to as Hex,
+      value: BigInt(a.value),
+      validAfter: BigInt(a.validAfter),
+      validBefore: BigInt(a.validBefore),
+      nonce: a.nonce as Hex,
+    },
+    signature,
+  }
 }
 
 function ask(payment: PaymentPayload): SettlementQuestion {
@@ -153,6 +173,88 @@ describe('EVM settlement judge (anvil, official facilitator)', () => {
     const question = ask(await pay(devnet.payers[2] as DevAccount))
     const wrong = createEvmJudge({ rpcUrl: devnet.rpcUrl, networks: ['eip155:1'] })
     expect((await wrong.judge({ ...question, network: 'eip155:1' })).kind).toBe('undecided')
+  })
+
+  it('judges a used nonce by the transfer its own AuthorizationUsed came with, not by the other transfers of its transaction', async () => {
+    const payer = devnet.payers[0] as DevAccount
+    const elsewhere = devnet.payers[1]?.address as Hex
+    const key = (address: string) => createHash('sha256').update(`k:${address}`).digest('hex')
+    const bound = createEvmJudge({
+      rpcUrl: devnet.rpcUrl,
+      networks: [devnet.network],
+      payerKey: key,
+    })
+    const [p1, p2] = [await pay(payer), await pay(payer)]
+    const [q1, q2] = [p1, p2].map((p) => questionOf(p, requirements, undefined, key))
+    // One transaction: P1's authorization as signed, and P2's nonce spent by a new authorization
+    // of the payer's own, 1 unit to another address of its own.
+    const a2 = (p2.payload as { authorization: { nonce: Hex; validBefore: string } }).authorization
+    const hash = await devnet.executeTransfers(payer, [
+      signedOf(p1),
+      await devnet.signTransfer(payer, {
+        to: elsewhere,
+        value: 1n,
+        validBefore: BigInt(a2.validBefore),
+        nonce: a2.nonce,
+      }),
+    ])
+    // The installed FiatTokenV2_2 emits each AuthorizationUsed right before its own Transfer.
+    const receipt = await createPublicClient({
+      transport: http(devnet.rpcUrl),
+    }).getTransactionReceipt({ hash })
+    const logs = parseEventLogs({ abi: [AUTHORIZATION_USED, TRANSFER], logs: receipt.logs })
+    expect(logs.map((l) => [l.logIndex - (logs[0]?.logIndex ?? 0), l.eventName, l.args])).toEqual([
+      [0, 'AuthorizationUsed', { authorizer: payer.address, nonce: q1?.evm?.nonce }],
+      [1, 'Transfer', { from: payer.address, to: devnet.payTo, value: 1000n }],
+      [2, 'AuthorizationUsed', { authorizer: payer.address, nonce: q2?.evm?.nonce }],
+      [3, 'Transfer', { from: payer.address, to: elsewhere, value: 1n }],
+    ])
+    expect(await bound.judge(q1 as SettlementQuestion)).toEqual({
+      kind: 'landed',
+      transaction: hash,
+    })
+    // P2's nonce is the payer's and used: its own transfer paid someone else 1 unit, however the
+    // transaction also paid the price to payTo. It can never land.
+    expect(await bound.judge(q2 as SettlementQuestion)).toEqual({
+      kind: 'not_landed',
+      reason: 'nonce_used',
+    })
+    // Without the payer's keyed hash the authorizer could be a stranger: not ours, not decided.
+    expect(await judge.judge(ask(p1))).toEqual({ kind: 'landed', transaction: hash })
+    expect(await judge.judge(ask(p2))).toEqual({ kind: 'undecided', why: 'unused and still valid' })
+  })
+
+  it('ignores another address using the same nonce, even for the price to payTo', async () => {
+    const payer = devnet.payers[2] as DevAccount
+    const stranger = devnet.payers[0] as DevAccount
+    const key = (address: string) => createHash('sha256').update(`k:${address}`).digest('hex')
+    const bound = createEvmJudge({
+      rpcUrl: devnet.rpcUrl,
+      networks: [devnet.network],
+      payerKey: key,
+    })
+    const payment = await pay(payer)
+    const question = questionOf(payment, requirements, undefined, key) as SettlementQuestion
+    const { nonce, validBefore } = question.evm as { nonce: Hex; validBefore: number }
+    await devnet.executeTransfers(stranger, [
+      await devnet.signTransfer(stranger, {
+        to: devnet.payTo,
+        value: 1000n,
+        validBefore: BigInt(validBefore),
+        nonce,
+      }),
+    ])
+    expect(await bound.judge(question)).toEqual({
+      kind: 'undecided',
+      why: 'unused and still valid',
+    })
+    // The payer's own authorization still settles, and is then judged landed.
+    const settled = await facilitator.settle(payment, requirements)
+    expect(settled.success).toBe(true)
+    expect(await bound.judge(question)).toEqual({
+      kind: 'landed',
+      transaction: settled.transaction,
+    })
   })
 
   // Last: it moves the chain's clock past every authorization signed so far.

@@ -1,13 +1,10 @@
 import {
   type Address,
   createPublicClient,
-  erc20Abi,
-  type Hash,
-  type Hex,
   http,
   isAddressEqual,
+  type Log,
   parseAbiItem,
-  parseEventLogs,
 } from 'viem'
 import { neverThrowing } from './never-throws.js'
 import type { SettlementJudge, SettlementQuestion, SettlementVerdict } from './types.js'
@@ -19,6 +16,10 @@ export const AUTHORIZATION_USED = parseAbiItem(
 /** EIP-3009: emitted by the token when the authorizer cancels an unused authorization. */
 export const AUTHORIZATION_CANCELED = parseAbiItem(
   'event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce)',
+)
+/** ERC-20: emitted by the token for every transfer, an authorization's included. */
+export const TRANSFER = parseAbiItem(
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
 )
 
 /** Blocks searched back from the head: 15 minutes of Base's 2 s blocks. */
@@ -55,22 +56,29 @@ export interface EvmJudgeOptions {
 
 /**
  * A judge of EIP-3009 `exact` settlements on EVM chains, reading the token's logs through viem:
- * - `AuthorizationUsed` with the question's nonce, in a transaction whose receipt holds an ERC-20
- *   `Transfer` of `asset` to `payTo` of exactly `amount` → `landed` (that transaction's hash);
+ * - an `AuthorizationUsed` of the question's nonce whose own `Transfer` moves exactly `amount` of
+ *   `asset` from its authorizer to `payTo` → `landed` (that transaction's hash). Its own transfer
+ *   is the token's next log in the same transaction: FiatTokenV2_2 (USDC) marks the authorization
+ *   used, emitting `AuthorizationUsed`, then transfers, emitting `Transfer`, with nothing between
+ *   (`transferWithAuthorization` and `receiveWithAuthorization` alike). Any other transfer of the
+ *   transaction, even one of the price to `payTo`, belongs to something else;
+ * - an `AuthorizationUsed` of the question's payer (see below) whose own transfer is not that:
+ *   the nonce was spent by another of the payer's authorizations, and this one can never execute
+ *   → `not_landed: nonce_used` (when its own transfer cannot be read, `undecided`);
  * - `AuthorizationCanceled` with the nonce → `not_landed: canceled`;
- * - neither, and the head block's timestamp ≥ `validBefore` (EIP-3009 requires
+ * - none of these, and the head block's timestamp ≥ `validBefore` (EIP-3009 requires
  *   `block.timestamp < validBefore`, and later blocks are no older) → `not_landed: expired`;
- * - otherwise `undecided`.
+ * - otherwise `undecided` (a transaction still in the mempool has no logs yet).
  *
- * Logs are searched by nonce topic only (the authorizer is the payer, whom we do not keep), over
- * `[head - lookbackBlocks, head]`. An `AuthorizationUsed` whose transaction pays someone else or
- * another amount is someone else's authorization that happened to reuse the nonce: it is not ours,
- * so it proves nothing about our payer's and is ignored (the judge goes on to cancellation and
- * expiry). A cancellation cannot be told apart the same way (it names no transfer) and is taken as
- * the payer's, unless the question carries the payer's keyed hash (`evm.payerKey`) and the judge
- * its `payerKey`: then only logs whose authorizer is that payer count. `expired` is only said when the searched range reaches back to
- * `validBefore - authorizationSeconds` (or the genesis): asked too late, the judge stays
- * `undecided` rather than miss a landed transfer.
+ * Logs are searched by nonce topic over `[head - lookbackBlocks, head]`. Nonces are the
+ * authorizer's own (another address may use the same one), so a log counts for the question's
+ * payer only when the question carries the payer's keyed hash (`evm.payerKey`) and the judge its
+ * `payerKey`, and the log's authorizer hashes to it. Without both, every authorizer is taken for
+ * the payer for `landed` (its transfer must still be the price to `payTo`) and `canceled`, and a
+ * used nonce whose transfer is not ours is ignored (it may be a stranger's), which leaves it to
+ * `expired`. `expired` is only said when the searched range reaches back to `validBefore -
+ * authorizationSeconds` (or the genesis): asked too late, the judge stays `undecided` rather than
+ * miss a landed transfer.
  *
  * Never throws: RPC failures are `undecided` with the error's name (viem's messages may hold the
  * URL, which may hold a key).
@@ -105,11 +113,18 @@ export function createEvmJudge(options: EvmJudgeOptions): SettlementJudge {
     ])
     const payers = <L extends { args: { authorizer?: Address | undefined } }>(logs: L[]) =>
       logs.filter((log) => byPayer(log.args.authorizer, evm))
+    let usedByPayer = false
+    let unread = false
     for (const log of payers(used).slice(0, MAX_LOGS)) {
-      if (log.transactionHash && (await paysUs(log.transactionHash, question))) {
+      const transfer = await ownTransfer(log, question)
+      if (transfer === undefined) unread = true
+      else if (log.transactionHash && paysUs(transfer, question)) {
         return { kind: 'landed', transaction: log.transactionHash }
-      }
+      } else usedByPayer ||= bound(evm)
     }
+    if (usedByPayer) return { kind: 'not_landed', reason: 'nonce_used' }
+    // The payer's nonce is used, and what it paid cannot be read: never call that expired.
+    if (unread && bound(evm)) return { kind: 'undecided', why: 'its transfer could not be read' }
     if (payers(canceled).length > 0) return { kind: 'not_landed', reason: 'canceled' }
     if (head.timestamp < BigInt(evm.validBefore)) {
       return { kind: 'undecided', why: 'unused and still valid' }
@@ -123,6 +138,11 @@ export function createEvmJudge(options: EvmJudgeOptions): SettlementJudge {
     return { kind: 'not_landed', reason: 'expired' }
   }
 
+  /** Whether logs can be told to be the question's payer's (both sides have its keyed hash). */
+  function bound(evm: NonNullable<SettlementQuestion['evm']>): boolean {
+    return options.payerKey !== undefined && evm.payerKey !== undefined
+  }
+
   /** Whether a log's authorizer is the question's payer, when both sides can tell. */
   function byPayer(
     authorizer: Address | undefined,
@@ -132,18 +152,40 @@ export function createEvmJudge(options: EvmJudgeOptions): SettlementJudge {
     return authorizer !== undefined && options.payerKey(authorizer.toLowerCase()) === evm.payerKey
   }
 
-  /** Whether the transaction moved exactly `amount` of `asset` to `payTo`. */
-  async function paysUs(hash: Hash, question: SettlementQuestion): Promise<boolean> {
-    const receipt = await client.getTransactionReceipt({ hash })
-    if (receipt.status !== 'success') return false
-    const transfers = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs })
-    return transfers.some(
-      (t) =>
-        isAddressEqual(t.address, question.asset as Hex) &&
-        isAddressEqual(t.args.to, question.payTo as Hex) &&
-        t.args.value === BigInt(question.amount),
+  /**
+   * The `Transfer` the token emitted with this `AuthorizationUsed`: its next log, in the same
+   * transaction, from the authorizer. Read by topics in the log's block (`from` the authorizer),
+   * so that the answer stays small however many transfers the block holds. Undefined when there
+   * is none to read (an RPC behind the one that found the log, or a token that emits otherwise).
+   */
+  async function ownTransfer(used: UsedLog, question: SettlementQuestion) {
+    const { blockHash, transactionHash, logIndex, args } = used
+    if (blockHash === null || logIndex === null || args.authorizer === undefined) return undefined
+    const transfers = await client.getLogs({
+      address: question.asset as Address,
+      event: TRANSFER,
+      args: { from: args.authorizer },
+      blockHash,
+    })
+    return transfers.find(
+      (t) => t.transactionHash === transactionHash && t.logIndex === logIndex + 1,
     )
   }
 
   return neverThrowing(networks, judge)
+}
+
+/** An `AuthorizationUsed` log as viem reads it. */
+type UsedLog = Log<bigint, number, false, typeof AUTHORIZATION_USED>
+
+/** Whether a transfer moved exactly the question's `amount` to its `payTo`. */
+function paysUs(
+  transfer: { args: { to?: Address | undefined; value?: bigint | undefined } },
+  question: SettlementQuestion,
+): boolean {
+  return (
+    transfer.args.to !== undefined &&
+    isAddressEqual(transfer.args.to, question.payTo as Address) &&
+    transfer.args.value === BigInt(question.amount)
+  )
 }

@@ -96,6 +96,27 @@ describe('settlement resolver', () => {
     expect(fx.events).toHaveLength(2)
   })
 
+  it('decides an intent whose nonce another transfer of the payer used not_landed: settle_failed, counted once', async () => {
+    const fx = setup({ u: { kind: 'not_landed', reason: 'nonce_used' } })
+    await intend(fx.ledger, 'u')
+    expect(await fx.resolver.runOnce()).toMatchObject({ landed: 0, notLanded: 1, undecided: 0 })
+    expect(fx.events).toEqual([
+      {
+        tool: 'hash',
+        transport: 'mcp',
+        network: BASE,
+        amount: '1000',
+        outcome: 'settle_failed',
+        id: settlementEventId('pay:u', 'settle_failed'),
+      },
+    ])
+    expect(await fx.ledger.get('pay:u')).toMatchObject({ outcome: 'not_landed', transaction: null })
+    fx.clock.now += 30_000
+    await fx.resolver.runOnce()
+    expect(fx.asked).toHaveLength(1)
+    expect(fx.events).toHaveLength(1)
+  })
+
   it('leaves an intent alone while its call holds it (its settle in flight)', async () => {
     const fx = setup({ a: { kind: 'landed', transaction: '0xa' } }, { now: T0 + 500 })
     await intend(fx.ledger, 'a')

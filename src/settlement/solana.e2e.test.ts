@@ -93,6 +93,25 @@ describe('Solana settlement judge (litesvm, official facilitator)', () => {
     })
   })
 
+  it('never takes another transaction of the same payer paying payTo the price for the payment asked about', async () => {
+    const payer = devnet.payers[0] as DevKeypair
+    const [asked, other] = [await pay(payer), await pay(payer)]
+    const settledOther = await facilitator.settle(other, requirements)
+    expect(settledOther.success).toBe(true)
+    expect(await judge.judge(ask(asked))).toEqual({
+      kind: 'undecided',
+      why: 'not found, and its blockhash is still valid',
+    })
+    // Its own transaction, once it lands.
+    const settled = await facilitator.settle(asked, requirements)
+    expect(settled.success).toBe(true)
+    expect(settled.transaction).not.toBe(settledOther.transaction)
+    expect(await judge.judge(ask(asked))).toEqual({
+      kind: 'landed',
+      transaction: settled.transaction,
+    })
+  })
+
   it('says undecided for an unused payment whose blockhash is still valid', async () => {
     const payment = await pay(devnet.payers[1] as DevKeypair)
     unused = { payment, question: ask(payment) }

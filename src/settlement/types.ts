@@ -46,15 +46,26 @@ export interface SettlementQuestion {
 }
 
 /**
+ * Why a settlement in doubt can never land:
+ * - `canceled`: the payer canceled the authorization (EIP-3009 `AuthorizationCanceled`);
+ * - `expired`: unused past its `validBefore` (EVM), or its blockhash expired without it (Solana);
+ * - `nonce_used`: the payer's nonce was used by another of its authorizations (another amount or
+ *   recipient: its `AuthorizationUsed` came with a transfer that is not this payment's), so this
+ *   one can never execute.
+ */
+export type NotLandedReason = 'canceled' | 'expired' | 'nonce_used'
+
+/**
  * What the chain says of a settlement in doubt:
- * - `landed`: the transfer to our payTo for the price is on chain, in `transaction`;
- * - `not_landed`: it can never land (the authorization was canceled, or it is unused past
- *   `validBefore`; the blockhash expired without it): nothing was charged;
- * - `undecided`: not yet known (still valid and unused, or the RPC could not answer): ask again.
+ * - `landed`: this payment's own transfer (EVM: the `Transfer` its `AuthorizationUsed` came with;
+ *   Solana: the transaction the payer signed) moved the price to our payTo, in `transaction`;
+ * - `not_landed`: it can never land ({@link NotLandedReason}): nothing was charged for it;
+ * - `undecided`: not yet known (still valid and unused, a transaction still pending, or the RPC
+ *   could not answer): ask again.
  */
 export type SettlementVerdict =
   | { kind: 'landed'; transaction: string }
-  | { kind: 'not_landed'; reason: 'canceled' | 'expired' }
+  | { kind: 'not_landed'; reason: NotLandedReason }
   | { kind: 'undecided'; why: string }
 
 /** Reads the chain of one rail or several to judge settlements in doubt. Never throws. */

@@ -197,6 +197,8 @@ export function fakeGate(
     runner?: ToolRunner
     canSettle?: () => boolean
     env?: ToolEnv
+    /** The payments' clock, in epoch milliseconds (default `Date.now`). */
+    now?: () => number
     guard?: SettlementGuard
     /** Signs receipts and offers (the gate has none without it). */
     receipts?: Receipts
@@ -250,6 +252,7 @@ export function fakeGate(
     payerHash: (payer) => `hash:${payer.toLowerCase()}`,
     ...(extra.canSettle ? { canSettle: extra.canSettle } : {}),
     ...(extra.env ? { env: extra.env } : {}),
+    ...(extra.now ? { now: extra.now } : {}),
     ...(extra.receipts ? { receipts: extra.receipts } : {}),
     ...(extra.ledger ? { ledger: extra.ledger } : {}),
     ...(extra.judge ? { judge: extra.judge } : {}),
