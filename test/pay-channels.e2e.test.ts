@@ -154,6 +154,9 @@ describe('npm run pay -- --scheme batch-settlement', () => {
     // Rebuilt from the chain (nothing claimed yet: its first voucher is one the service took
     // before, for another input) and from the service's corrective 402: the next voucher, no
     // new deposit.
+    expect(result.stderr.split('\n')[0]).toMatch(
+      /^HTTP 200 in \d+ ms \(402 -> sign -> paid request -> 402 \(the channel resynced\) -> sign -> paid request\)$/,
+    )
     expect(result.stderr).toContain(`channel ${channel}, 0.006 USDC charged of its 1 USDC deposit`)
     expect(await balances()).toEqual(before)
     expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({

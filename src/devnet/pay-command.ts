@@ -295,6 +295,8 @@ async function pay(
   if (parsed.refund && channels) return refund(channels, `${base}${tool.path}`, out, fetchImpl)
 
   let paid = false
+  // Payments signed: two when a channel's corrective 402 made the client resync and sign again.
+  let signatures = 0
   // The paid request as the official client sent it, to resend it unchanged (same signature).
   let signedRequest: Request | undefined
   // Under the official client: stop at a 402 whose free input check failed (before the client
@@ -303,7 +305,10 @@ async function pay(
     const request =
       input instanceof Request && init === undefined ? input : new Request(input, init)
     const signed = request.headers.has('PAYMENT-SIGNATURE')
-    if (signed) signedRequest = request.clone()
+    if (signed) {
+      signedRequest = request.clone()
+      signatures++
+    }
     const res = await fetchImpl(request)
     paid ||= signed
     if (res.status === 402 && !signed) {
@@ -365,8 +370,9 @@ async function pay(
     res = await fetchImpl(signedRequest.clone())
   }
   const ms = Math.round(performance.now() - started)
+  const resynced = signatures > 1 ? ' -> 402 (the channel resynced) -> sign -> paid request' : ''
   const flow = paid
-    ? `402 -> sign -> paid request${retries ? ` -> ${retries} resend${retries > 1 ? 's' : ''} of the same payment` : ''}`
+    ? `402 -> sign -> paid request${resynced}${retries ? ` -> ${retries} resend${retries > 1 ? 's' : ''} of the same payment` : ''}`
     : 'no payment made'
   out.stderr(`HTTP ${res.status} in ${ms} ms (${flow})\n`)
   const unresolved = await codeOf(res)
