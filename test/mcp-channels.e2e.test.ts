@@ -122,6 +122,24 @@ describe('prepaid channels over MCP', () => {
     expect(required.accepts[1]?.extra).toMatchObject({ minDeposit: '1000000' })
   })
 
+  it('says so on /capabilities (the schemes of each live rail) and in /llms.txt', async () => {
+    const capabilities = (await (await fetch(`${svc.baseUrl}/capabilities`)).json()) as {
+      x402: { rails: { network: string; schemes: string[]; min_deposit?: string }[] }
+    }
+    expect(
+      capabilities.x402.rails.map(({ network, schemes, min_deposit }) => ({
+        network,
+        schemes,
+        min_deposit,
+      })),
+    ).toEqual([
+      { network: 'eip155:8453', schemes: ['exact', 'batch-settlement'], min_deposit: '1000000' },
+      { network: stack.solana.network, schemes: ['exact'], min_deposit: undefined },
+    ])
+    const llms = await (await fetch(`${svc.baseUrl}/llms.txt`)).text()
+    expect(llms).toContain('## Paying by voucher: prepaid channels on Base')
+  })
+
   it(`takes ${CALLS} calls for one deposit, the rest by voucher without the facilitator, each result carrying the channel state`, async () => {
     const before = {
       payer: await stack.evm.usdcBalance(payer()),
