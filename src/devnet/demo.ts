@@ -75,7 +75,12 @@ async function main(): Promise<void> {
     ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
     ...(config.telemetryRetentionDays ? { retentionDays: config.telemetryRetentionDays } : {}),
   })
-  const service = createService(config, { telemetry })
+  // Channel records and the dev receiver-authorizer key are new each run too: a record of an
+  // earlier run would name a channel this chain never saw.
+  const service = createService(config, {
+    telemetry,
+    dataDir: mkdtempSync(join(tmpdir(), 'payload-tools-dev-channels-')),
+  })
   // The pool is ready before the service says it is: the first demo calls would wait for it.
   await service.runner.warm()
   // As src/main.ts does: the escrow check, then batch-settlement is offered beside exact.
