@@ -169,6 +169,26 @@ describe('a channel', () => {
     })
   })
 
+  it('reads the escrow again after a refusal its record cannot explain (refunded while running)', async () => {
+    const { channels, chain } = wallet()
+    const offer = channelOffer()
+    const first = await channels.sign(paymentRequired([offer]), offer)
+    await channels.settled(first, settlement(first, '1000000'))
+    chain.balance = 1_000_000n
+    const second = await channels.sign(paymentRequired([offer]), offer)
+    expect(payloadOf(second).type).toBe('voucher')
+    // The service refunded the idle channel meanwhile: 1000 claimed, the rest back to the payer.
+    chain.balance = 1000n
+    chain.totalClaimed = 1000n
+    const refusal = {
+      ...paymentRequired([offer]),
+      error: 'invalid_batch_settlement_evm_cumulative_exceeds_balance',
+    }
+    expect(await channels.refused(second, refusal)).toBeUndefined()
+    const again = await channels.sign(paymentRequired([offer]), offer)
+    expect(payloadOf(again)).toMatchObject({ type: 'deposit', deposit: { amount: '1000000' } })
+  })
+
   it('resyncs from a corrective PaymentRequired signed by this payer, and says busy', async () => {
     const { channels, chain } = wallet()
     const offer = channelOffer()

@@ -167,6 +167,11 @@ export class ChainCheckedStorage implements ClientChannelStorage {
   async delete(key: string): Promise<void> {
     await this.inner.delete(key)
   }
+
+  /** Checks the record against the escrow again on its next read (the service refused it). */
+  recheck(key: string): void {
+    this.checked.delete(key.toLowerCase())
+  }
 }
 
 /** The channel id a channel payment (deposit, voucher or refund) names. */
@@ -323,13 +328,18 @@ export function createChannelWallet(options: ChannelOptions): ChannelWallet {
     },
     async refused(payment, required) {
       if (required.error === CHANNEL_BUSY) return 'busy'
-      const { client } = await sdk()
+      const { client, storage } = await sdk()
       const done = await client.handlePaymentResponse({
         paymentPayload: payment,
         requirements: payment.accepted,
         paymentRequired: required,
       })
-      return done?.recovered ? 'resync' : undefined
+      if (done?.recovered) return 'resync'
+      // A refusal the record cannot explain (the deposit was refunded while this process ran):
+      // the next call reads the escrow again before it signs.
+      const id = channelIdOf(payment)
+      if (id) storage.recheck(id)
+      return undefined
     },
     open,
     async refund(url) {
@@ -346,6 +356,7 @@ async function load(options: ChannelOptions): Promise<{
   scheme: BatchSettlementEvmScheme
   client: x402Client
   records: ClientChannelStorage
+  storage: ChainCheckedStorage
 }> {
   const [
     { x402Client: Client },
@@ -392,5 +403,5 @@ async function load(options: ChannelOptions): Promise<{
     maxAmountPerPayment: false,
     allowedAssets: [{ network: BASE_NETWORK, asset: 'USDC' }],
   })
-  return { scheme, client, records }
+  return { scheme, client, records, storage }
 }
