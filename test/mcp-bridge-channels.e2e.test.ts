@@ -101,7 +101,7 @@ describe('the installed bridge with a service that offers prepaid channels', () 
         expect(settlement.transaction).toMatch(/^0x[0-9a-f]{64}$/)
       } else {
         expect(settlement.transaction).toBe('')
-        expect((result.content?.at(-1) as { text: string }).text).toMatch(
+        expect((result.content?.at(-1) as { text?: string } | undefined)?.text).toMatch(
           /^Paid 0\.001 USDC on Base \(eip155:8453\) by voucher from prepaid channel 0x[0-9a-f]{4}…[0-9a-f]{4} \(/,
         )
       }
