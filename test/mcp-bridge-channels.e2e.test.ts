@@ -10,6 +10,7 @@ import {
   runBridgeCli,
   spawnBridge,
 } from './helpers/bridge.js'
+import { settleForPayTo } from './helpers/escrow.js'
 import { type RunningService, sharedDevStack, startService } from './helpers/service.js'
 
 // The installed bridge (npm pack, installed from the tarball) paying by voucher: the official
@@ -41,6 +42,9 @@ afterAll(async () => {
   await Promise.all(sessions.map((s) => s.close()))
   await svc?.stop()
   await bridge?.remove()
+  // A refund claims what it charged for payTo without settling it: settled here, so that the
+  // next file on this shared stack reads payTo's exact balance.
+  if (stack) await settleForPayTo(stack)
 })
 
 const env = (payer: number, extra: Record<string, string> = {}) => ({
@@ -137,6 +141,8 @@ describe('the installed bridge with a service that offers prepaid channels', () 
   })
 
   it('claims every voucher in one claim, payTo credited exactly what was charged; the refund tool returns the rest', async () => {
+    // Left by an earlier file's refund, if any: not this channel's.
+    await settleForPayTo(stack)
     const payTo = await stack.evm.usdcBalance(stack.evm.payTo)
     const payer = await stack.evm.usdcBalance(address(1))
     expect(await svc.service.channels?.manager.claimAndSettle()).toEqual({
@@ -187,6 +193,7 @@ describe('the installed bridge with a service that offers prepaid channels', () 
       refunded: '0.997',
     })
     expect(await stack.evm.usdcBalance(address(2))).toBe(before - 3n * PRICE)
+    expect(await settleForPayTo(stack)).toBe(3n * PRICE)
   }, 120_000)
 
   it('pays exact when MAX_USDC_DEPOSIT is below the minimum deposit the service asks', async () => {

@@ -13,6 +13,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { DevStack } from '../src/devnet/stack.js'
 import { hashTool } from '../src/tools/hash.js'
+import { settleForPayTo } from './helpers/escrow.js'
 import { type RunningService, sharedDevStack, startService } from './helpers/service.js'
 
 // Prepaid channels over MCP: the official MCP client (Client + StreamableHTTPClientTransport)
@@ -220,6 +221,8 @@ describe('prepaid channels over MCP', () => {
   }, 60_000)
 
   it('claims every voucher in one claim and settles exactly what was charged to payTo; the refund returns the rest', async () => {
+    // Left by an earlier file's refund on this shared stack, if any: not this channel's.
+    await settleForPayTo(stack)
     const payTo = await stack.evm.usdcBalance(stack.evm.payTo)
     const payerBefore = await stack.evm.usdcBalance(payer())
     const charged = BigInt(CALLS + 2) * PRICE
