@@ -326,6 +326,9 @@ describe('/capabilities', () => {
   it('lists only the rails the facilitator supports right now', async () => {
     const body = await json('/capabilities', app({ supported: ['eip155:8453'] }))
     expect(body.x402.rails.map((r: { network: string }) => r.network)).toEqual(['eip155:8453'])
+    // Without prepaid channels, exact alone, and no minimum deposit.
+    expect(body.x402.rails).toEqual([expect.objectContaining({ schemes: ['exact'] })])
+    expect(body.x402.rails[0]).not.toHaveProperty('min_deposit')
     const none = await json('/capabilities', app({ supported: [] }))
     expect(none.x402.rails).toEqual([])
   })

@@ -167,6 +167,8 @@ export function createApp(deps: AppDeps): Hono {
     runner: deps.gate.runner.options,
     ownershipProofs: deps.ownershipProofs,
     rateLimit: deps.rateLimit?.quota,
+    // Channels configured: their refund flow is wired (refunds), so llms.txt describes them.
+    channels: deps.refunds !== undefined,
   })
   if (deps.receipts) {
     registerReceipts(app, { receipts: deps.receipts, tools: deps.tools, runner: deps.gate.runner })

@@ -13,6 +13,13 @@ export const CHANNEL_STATE_UNAVAILABLE =
   'invalid_batch_settlement_evm_verification_state_unavailable'
 
 /**
+ * The SDK's reason when a voucher's cumulative amount is not the channel's charged amount plus the
+ * price: the PaymentRequired then carries the channel's state, and the SDK's client resyncs from
+ * it and signs again (its `processCorrectivePaymentRequired` acts on this reason only).
+ */
+export const CUMULATIVE_MISMATCH = 'invalid_batch_settlement_evm_cumulative_amount_mismatch'
+
+/**
  * Members a corrective 402 of `batch-settlement` adds to the `extra` it offered (the SDK's
  * `channelState`, `voucherState`): a payer that resyncs from one echoes them in `accepted`, so they
  * are not compared with the offer (the channel's state is the server's, never the payer's word).

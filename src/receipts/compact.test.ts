@@ -58,6 +58,23 @@ describe('compactSettlement', () => {
     expect(JSON.stringify(full).length - JSON.stringify(compact).length).toBeGreaterThan(1000)
   })
 
+  it("keeps the scheme's extra: a batch-settlement payment's channel state, for the payer's client", () => {
+    const extra = {
+      chargedAmount: '1000',
+      channelState: {
+        channelId: `0x${'4'.repeat(64)}`,
+        balance: '1000000',
+        totalClaimed: '0',
+        withdrawRequestedAt: 0,
+        refundNonce: '0',
+        chargedCumulativeAmount: '3000',
+      },
+    }
+    expect(
+      compactSettlement({ success: true, transaction: '', network: 'eip155:8453', extra }),
+    ).toEqual({ success: true, transaction: '', network: 'eip155:8453', extra })
+  })
+
   it('without a receipt or payer: the spec fields alone, errorReason kept', () => {
     expect(
       compactSettlement({

@@ -38,7 +38,7 @@ export interface RunningService {
  * @param overrides - parts to replace (observer, guard, env)
  */
 export async function startService(
-  stack: DevStack | undefined,
+  stack: Pick<DevStack, 'serviceEnv'> | undefined,
   env: Record<string, string> = {},
   overrides: ServiceOverrides = {},
 ): Promise<RunningService> {

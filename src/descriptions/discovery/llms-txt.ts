@@ -18,6 +18,7 @@ import {
   mcpBridgeSteps,
   mcpPaymentSteps,
   receiptSteps,
+  voucherPaymentSteps,
 } from './guidance.js'
 
 export interface LlmsTxtOptions {
@@ -30,6 +31,11 @@ export interface LlmsTxtOptions {
   limits: readonly LimitDoc[]
   /** Configured rails, in advertising order: the summary and the steps name their networks. */
   rails: readonly GuidedRail[]
+  /**
+   * Prepaid channels (`batch-settlement` on Base) are configured: a section says how to pay by
+   * voucher (whether they are offered right now is for `/capabilities` to say).
+   */
+  channels?: boolean
 }
 
 /** Prefix of the line that carries a tool's example body; tests find the examples by it. */
@@ -199,6 +205,14 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     ...curlExample(base, options.tools[0]),
     '',
     ...fetchSnippets(base, options.tools[0], options.rails),
+    ...(options.channels
+      ? [
+          '## Paying by voucher: prepaid channels on Base',
+          '',
+          ...voucherPaymentSteps(base).map((step) => `- ${step}`),
+          '',
+        ]
+      : []),
     '## Paying over MCP',
     '',
     ...mcpPaymentSteps(base).map((step, i) => `${i + 1}. ${step}`),

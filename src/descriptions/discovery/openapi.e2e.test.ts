@@ -184,6 +184,8 @@ describe('OpenAPI document', () => {
       'amount',
       'pay_to',
       'transaction',
+      'channel',
+      'cumulative',
     ])
     expect(at('components', 'headers', 'PaymentResponse', 'description')).toContain(
       '`delivery-receipt` (`info.receipt`',
