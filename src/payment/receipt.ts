@@ -55,8 +55,9 @@ export async function withReceipt(
       result_sha256: call.result.digest,
       network: settlement.network,
       asset: rail.asset,
-      // A voucher's SettleResponse has an empty amount: the price is the offer's.
-      amount: settlement.amount || rail.amount,
+      // What the call was charged: a voucher's SettleResponse has no amount, and a deposit's is
+      // the whole deposit, of which the call is charged the price.
+      amount: (call.voucher ? undefined : settlement.amount) || rail.amount,
       pay_to: rail.payTo,
       ...(settlement.transaction ? { transaction: settlement.transaction } : {}),
       ...(call.voucher

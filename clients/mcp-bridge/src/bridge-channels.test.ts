@@ -67,14 +67,14 @@ async function channelSettled(
   name: string,
   args: Record<string, unknown> | undefined,
 ) {
-  const { type, voucher, deposit } = payloadOf(payment)
+  const { type, voucher } = payloadOf(payment)
   charged = BigInt(voucher.maxClaimableAmount)
   const transaction = type === 'deposit' ? `0x${'d'.repeat(64)}` : ''
   const result = { echoed: true }
   const claims = {
     ...claimsOf(payment, name, args, result),
     transaction: transaction || undefined,
-    amount: deposit?.amount ?? payment.accepted.amount,
+    amount: payment.accepted.amount,
     channel: voucher.channelId.toLowerCase(),
     cumulative: voucher.maxClaimableAmount,
   }

@@ -92,7 +92,7 @@ export function applyDefaults(schema: unknown, value: unknown): unknown {
 /**
  * The claims a channel payment's receipt holds (docs/receipts.md of the service): the channel id
  * and the voucher's cumulative amount; no transaction for a voucher (it has none), the deposit's
- * for a deposit, whose `amount` is the deposit settled.
+ * for a deposit. Its `amount` is the price the call was charged, as for any call.
  */
 function channelClaims(
   payment: PaymentPayload | undefined,
@@ -101,13 +101,11 @@ function channelClaims(
   if (payment?.accepted.scheme !== 'batch-settlement') return {}
   const payload = payment.payload as {
     voucher?: { channelId?: string; maxClaimableAmount?: string }
-    deposit?: { amount?: string }
   }
   return {
     channel: payload.voucher?.channelId?.toLowerCase(),
     cumulative: payload.voucher?.maxClaimableAmount,
     transaction: settlement?.transaction || undefined,
-    ...(payload.deposit?.amount ? { amount: payload.deposit.amount } : {}),
   }
 }
 
