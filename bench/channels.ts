@@ -13,8 +13,9 @@
  * - Figures: the median latency of a paid call (exact; voucher), voucher calls per second with
  *   `CONNECTIONS` payers at once, and server CPU per call (every thread of the child).
  *
- * `npx tsx bench/channels.ts [--rounds N] [--seconds S] [--exact N] [--profile DIR]` runs this
- * section alone; `--profile` writes V8 CPU profiles of both servers into DIR/ours and DIR/peer.
+ * `npx tsx bench/channels.ts [--rounds N] [--seconds S] [--exact N] [--profile DIR] [--redis URL]`
+ * runs this section alone; `--profile` writes V8 CPU profiles of both servers into DIR/ours and
+ * DIR/peer; `--redis` runs ours on Redis (its channel store, guard and rate limits).
  */
 import { fileURLToPath } from 'node:url'
 import { x402Client } from '@x402/core/client'
@@ -53,6 +54,8 @@ interface ServerArgs {
   payTo: string
   usdc: string
   domain: { name: string; version: string }
+  /** REDIS_URL of ours (channels in Redis instead of files), if any. */
+  redisUrl?: string
 }
 
 /** Child: the service as deployed, with its channels on (EVM_RPC_URL checks the escrow). */
@@ -76,6 +79,7 @@ async function oursChild(args: ServerArgs): Promise<void> {
     // Claims are not what is measured: the manager waits for the whole run.
     BATCH_SETTLEMENT_CLAIM_INTERVAL_S: '3600',
     BATCH_SETTLEMENT_SETTLE_INTERVAL_S: '3600',
+    ...(args.redisUrl ? { REDIS_URL: args.redisUrl } : {}),
   })
   logger.level = config.logLevel
   const telemetry = await createTelemetry({ dataDir, salt })
@@ -227,6 +231,8 @@ export interface ChannelsBenchOptions {
   exactCalls: number
   /** Directory for V8 CPU profiles of the two servers (`ours/`, `peer/`); none when absent. */
   profileDir?: string
+  /** REDIS_URL for ours: its channels, guard and rate limits in Redis; default files and memory. */
+  redisUrl?: string
 }
 
 /** Anvil's JSON-RPC, for its mining controls. */
@@ -256,6 +262,7 @@ export async function benchChannels(options: ChannelsBenchOptions): Promise<stri
       payTo: stack.evm.payTo,
       usdc: stack.evm.usdcAddress,
       domain: stack.evm.usdcDomain,
+      ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
     }
     const start = (role: string, name: string) =>
       startChild(
@@ -361,6 +368,7 @@ if (process.argv.includes('--channels-ours')) {
       seconds: Number(arg('--seconds') ?? 5),
       exactCalls: Number(arg('--exact') ?? 5),
       ...(arg('--profile') ? { profileDir: arg('--profile') as string } : {}),
+      ...(arg('--redis') ? { redisUrl: arg('--redis') as string } : {}),
     })}\n`,
   )
   process.exit(0)
