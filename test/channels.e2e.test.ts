@@ -107,7 +107,7 @@ describe('prepaid channels through the official client', () => {
     }
     expect(quiet).toBeGreaterThanOrEqual(95)
     // Telemetry counts every voucher call as a successful paid call, with its revenue.
-    const stats = await (await fetch(`${svc.baseUrl}/stats`)).json()
+    const stats = (await (await fetch(`${svc.baseUrl}/stats`)).json()) as { channels: unknown }
     expect(stats.channels).toEqual({
       calls: 100,
       revenue: { atomic: '100000', usdc: '0.1' },
