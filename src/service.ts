@@ -88,6 +88,11 @@ export interface ServiceOverrides {
    * default `./data` (tests give each service its own).
    */
   dataDir?: string
+  /**
+   * The channels' Redis key prefix (records and the manager's lease), how often a standby asks
+   * for the lease and how often the manager surveys the store, in milliseconds (tests).
+   */
+  channels?: { keyPrefix?: string; leasePollMs?: number; surveyMs?: number }
 }
 
 /**
@@ -404,6 +409,7 @@ function channelsFrom(
     rpcUrl: config.evmRpcUrl,
     redis: redis?.client,
     dataDir: overrides.dataDir ?? DATA_DIR,
+    ...overrides.channels,
     ...(metrics ? { observer: { job: metrics.channelJob } } : {}),
   })
 }

@@ -16,7 +16,7 @@ import {
   type ChannelManagerStatus,
   createChannelManager,
 } from './manager.js'
-import { channelStorage } from './storage.js'
+import { CHANNEL_KEY_PREFIX, channelStorage } from './storage.js'
 
 export type { ChannelManagerStatus } from './manager.js'
 export { BATCH_SETTLEMENT_SCHEME }
@@ -60,8 +60,15 @@ export interface ChannelsOptions {
   /** Where the dev receiver-authorizer key and the file channel store live (`./data`). */
   dataDir: string
   observer?: ChannelManagerObserver
-  /** Seconds between surveys of the store, in milliseconds (tests); default 15 s. */
+  /** Time between surveys of the store, in milliseconds (tests); default 15 s. */
   surveyMs?: number
+  /**
+   * Prefix of the channel records and of the manager's lease in Redis (instances sharing a
+   * channel share it; tests sharing one Redis keep theirs apart); default {@link CHANNEL_KEY_PREFIX}.
+   */
+  keyPrefix?: string
+  /** How often a standby asks for the lease, in milliseconds; default 5 s (`LEASE_POLL_MS`). */
+  leasePollMs?: number
 }
 
 /** File under the data directory that keeps the generated dev receiver-authorizer key. */
@@ -81,10 +88,12 @@ export const AUTHORIZER_KEY_FILE = 'batch-settlement-authorizer-key'
 export function createChannels(options: ChannelsOptions): Channels {
   const { config, rail } = options
   const key = config.receiverAuthorizerKey ?? devAuthorizerKey(options.dataDir)
+  const keyPrefix = options.keyPrefix ?? CHANNEL_KEY_PREFIX
   const scheme = new BatchSettlementEvmScheme(rail.payTo as `0x${string}`, {
     storage: channelStorage({
       ...(options.redis ? { redis: options.redis } : {}),
       dataDir: options.dataDir,
+      keyPrefix,
     }),
     receiverAuthorizerSigner: privateKeyToAccount(key),
     withdrawDelay: config.withdrawDelaySeconds,
@@ -99,7 +108,10 @@ export function createChannels(options: ChannelsOptions): Channels {
     facilitator: options.facilitator,
     network: rail.network,
     token: rail.asset as `0x${string}`,
-    lease: createLease(options.redis),
+    lease: createLease(options.redis, {
+      key: `${keyPrefix}:manager`,
+      ...(options.leasePollMs ? { pollMs: options.leasePollMs } : {}),
+    }),
     claimIntervalSeconds: config.claimIntervalSeconds,
     settleIntervalSeconds: config.settleIntervalSeconds,
     idleRefundSeconds: config.idleRefundSeconds,

@@ -49,13 +49,18 @@ async function* scanKeys(client: Redis, pattern: string, count: number): AsyncIt
  *
  * @param options.redis - the instance's Redis connection, if any
  * @param options.dataDir - the service's data directory (`./data`)
+ * @param options.keyPrefix - prefix of the Redis records (default {@link CHANNEL_KEY_PREFIX})
  * @example const storage = channelStorage({ redis: shared?.client, dataDir: './data' })
  */
-export function channelStorage(options: { redis?: Redis; dataDir: string }): ChannelStorage {
+export function channelStorage(options: {
+  redis?: Redis
+  dataDir: string
+  keyPrefix?: string
+}): ChannelStorage {
   if (options.redis) {
     return new RedisChannelStorage({
       client: ioredisChannelClient(options.redis),
-      keyPrefix: CHANNEL_KEY_PREFIX,
+      keyPrefix: options.keyPrefix ?? CHANNEL_KEY_PREFIX,
     })
   }
   return new FileChannelStorage({ directory: join(options.dataDir, 'channels') })

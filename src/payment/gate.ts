@@ -13,7 +13,6 @@ import { withReceipt } from './receipt.js'
 import { refundChannel } from './refund.js'
 import { answerHeld } from './replay.js'
 import { runTool } from './run.js'
-import { settleCall } from './settle.js'
 import {
   DEFAULT_LEDGER_HOLD_MS,
   DEFAULT_REPLAY_LIMIT,
@@ -23,7 +22,7 @@ import {
   type PaymentGateOptions,
 } from './types.js'
 import { verifyCall } from './verify.js'
-import { chargeVoucher, paysByVoucher, voucherOf } from './voucher.js'
+import { settleStepOf, voucherOf } from './voucher.js'
 
 export { MAX_PAYMENT_BYTES } from './presented.js'
 export type { ClientQuota } from './quota.js'
@@ -79,8 +78,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
   async function pay(ctx: PaidContext): Promise<Answer> {
     const payer = await verifyCall(parts, ctx)
     const ran = await runTool(parts, ctx)
-    const settle = paysByVoucher(ctx) ? chargeVoucher : settleCall
-    return { ...ran, settlement: await settle(parts, ctx, payer) }
+    return { ...ran, settlement: await settleStepOf(ctx)(parts, ctx, payer) }
   }
 
   return {

@@ -106,6 +106,12 @@ describe('channel payloads', () => {
     expect(check(deposit('1000000', NOW + 100))).toEqual({ validUntil: NOW + 100 })
   })
 
+  it('takes a top-up whose voucher also spends what the channel holds (more than the deposit)', () => {
+    const topUp = deposit('1000000', NOW + 100)
+    topUp.voucher.maxClaimableAmount = '1001000'
+    expect(check(topUp)).toEqual({ validUntil: NOW + 100 })
+  })
+
   it.each([
     [deposit('999999', NOW + 100), 'deposit.amount is below the offered minDeposit "1000000"'],
     [deposit('1000000', NOW), 'the deposit authorization has expired (validBefore)'],

@@ -2,7 +2,8 @@ import type { SettleResponse } from '@x402/core/types'
 import { SettleError } from '@x402/core/types'
 import { describeError, logger } from '../logger.js'
 import type { GateParts, PaidContext } from './call.js'
-import { PaymentRequiredError } from './errors.js'
+import { PaymentRequiredError, SettlementUnknownError } from './errors.js'
+import { settleCall } from './settle.js'
 import { BATCH_SETTLEMENT } from './voucher-shape.js'
 
 /**
@@ -16,6 +17,43 @@ export function paysByVoucher(ctx: PaidContext): boolean {
     payment.accepted.scheme === BATCH_SETTLEMENT &&
     (payment.payload as { type?: unknown }).type === 'voucher'
   )
+}
+
+/**
+ * The settle step of a call: a voucher is charged in the channel store ({@link chargeVoucher}), a
+ * channel deposit settles on chain ({@link settleDeposit}), an `exact` payment too (`settleCall`).
+ */
+export function settleStepOf(ctx: PaidContext): typeof settleCall {
+  const { payment } = ctx.presented
+  if (payment.accepted.scheme !== BATCH_SETTLEMENT) return settleCall
+  return paysByVoucher(ctx) ? chargeVoucher : settleDeposit
+}
+
+/**
+ * The settle step of a channel deposit: the facilitator moves the deposit into the escrow and the
+ * SDK's settle hook credits the channel and charges the price (`settleCall`). A deposit whose
+ * outcome is unknown charged nothing (only that hook charges, and it did not run), and settling it
+ * again without a verify would credit nothing: its keys are freed, so that the same deposit
+ * presented again is verified afresh (its authorization is refused if it landed) and a new one
+ * goes through.
+ *
+ * @throws what `settleCall` throws; {@link SettlementUnknownError} with the deposit's own advice
+ * @example const settlement = await settleDeposit(parts, ctx, payer)
+ */
+export async function settleDeposit(
+  parts: GateParts,
+  ctx: PaidContext,
+  payer: string | undefined,
+): Promise<SettleResponse> {
+  try {
+    return await settleCall(parts, ctx, payer)
+  } catch (error) {
+    if (!(error instanceof SettlementUnknownError)) throw error
+    await ctx.outcome.claim?.release()
+    throw new SettlementUnknownError(
+      'The deposit was sent, but its outcome is unknown: nothing was charged and the result is withheld. Pay again: a deposit that landed stays in your channel',
+    )
+  }
 }
 
 /**
