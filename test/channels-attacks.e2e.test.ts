@@ -29,6 +29,10 @@ import { type RunningService, startService } from './helpers/service.js'
 // voucher beyond the deposit is a few calls away. Oracles: the chain (USDC balances, the escrow's
 // `channels` and `pendingWithdrawals`), the channel store, and the tool-run counter of /metrics.
 
+/** The end of a voucher's `duplicate_settlement` message: the PaymentRequired is corrective. */
+const BEHIND =
+  ": its cumulative amount is behind the channel's; sign one on the channel's charged amount (its state is in the PaymentRequired)"
+
 const PRICE = 1000n
 const DEPOSIT = 10_000n
 const TOKEN = 'channels-attacks-metrics-token-0123456789'
@@ -240,13 +244,12 @@ describe('prepaid channels: the named attacks', () => {
       status: 402,
       ok: false,
       code: 'duplicate_settlement',
-      error: 'This payment already paid for a different call (tool or input); sign a new one',
+      error: `This voucher already paid for a different call (tool or input)${BEHIND}`,
     })
     expect(await refusal(await present(header, 'replay 2'))).toMatchObject({
       status: 402,
       code: 'duplicate_settlement',
-      error:
-        'This payment was already answered 3 more times (REPLAY_LIMIT): its replays are used up; sign a new one',
+      error: `This voucher was already answered 3 more times (REPLAY_LIMIT): its replays are used up${BEHIND}`,
     })
     expect(await hashRuns()).toBe(runs + 3)
     // Charged three prices, once each.
@@ -403,8 +406,8 @@ describe('prepaid channels: the named attacks', () => {
     const lost = await refusal(answers[1 - won] as Response)
     expect(lost.code).toBe('duplicate_settlement')
     expect([
-      'This payment is being used for a different call (tool or input) right now; sign a new one',
-      'This payment already paid for a different call (tool or input); sign a new one',
+      `This voucher is being used for a different call (tool or input) right now${BEHIND}`,
+      `This voucher already paid for a different call (tool or input)${BEHIND}`,
     ]).toContain(lost.error)
     expect(await hashRuns()).toBe(runs + 1)
     expect((await stored(id))?.chargedCumulativeAmount).toBe('2000')

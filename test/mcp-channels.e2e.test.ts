@@ -195,7 +195,9 @@ describe('prepaid channels over MCP', () => {
     expect(results).toHaveLength(2)
     const [corrective] = results as [CallToolResult]
     expect(corrective.isError).toBe(true)
-    expect(failureCode(corrective)).toBe('duplicate_settlement')
+    // Its voucher re-signs the deposit call's amount, which the channel has moved past: refused
+    // by the channel's check (a deposit is held under its own authorization, not its voucher).
+    expect(failureCode(corrective)).toBe('payment_verification_failed')
     const required = corrective.structuredContent as PaymentRequired
     expect(required.error).toBe('invalid_batch_settlement_evm_cumulative_amount_mismatch')
     const offer = required.accepts.find((a) => a.scheme === 'batch-settlement')
