@@ -190,7 +190,7 @@ async function facilitatorChild(): Promise<void> {
 // The two servers.
 
 /** What a server child reports for one round: deltas since its last `mark`. */
-interface Usage {
+export interface Usage {
   /** Process CPU time (user + system, every thread), microseconds. */
   cpuMicros: number
   /** Main-thread busy time (event-loop utilization × wall time), milliseconds. */
@@ -204,7 +204,7 @@ interface Usage {
 }
 
 /** CPU time of this process's main thread in microseconds (Linux), or -1. */
-function mainThreadCpuMicros(): number {
+export function mainThreadCpuMicros(): number {
   try {
     const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
     // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
@@ -218,7 +218,7 @@ function mainThreadCpuMicros(): number {
 const CLOCK_TICKS = 100
 
 /** Answers the parent's `mark`, `read` and `stop` messages for a server child. */
-function serveUsage(stop: () => Promise<void>): void {
+export function serveUsage(stop: () => Promise<void>): void {
   let cpu = process.cpuUsage()
   let elu = performance.eventLoopUtilization()
   let main = mainThreadCpuMicros()
@@ -245,7 +245,7 @@ function serveUsage(stop: () => Promise<void>): void {
 }
 
 /** A TCP port free right now on the loopback interface. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = createServer()
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
   const { port } = probe.address() as AddressInfo
@@ -333,14 +333,24 @@ async function peerChild(facilitatorUrl: string): Promise<void> {
 // The parent: payments, load, figures.
 
 /** A child process spoken to over IPC, one question at a time. */
-interface Child {
+export interface Child {
   url: string
   ask<T>(message: string): Promise<T>
-  stop(): void
+  /** Asks it to stop; resolves once it exited (at most 10 s). */
+  stop(): Promise<void>
 }
 
-async function startChild(role: string, args: string[], execArgv: string[]): Promise<Child> {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [role, ...args], {
+/**
+ * Forks `module` (this file by default) as a child of the bench in `role`, and waits for the URL
+ * it reports over IPC.
+ */
+export async function startChild(
+  role: string,
+  args: string[],
+  execArgv: string[],
+  module = fileURLToPath(import.meta.url),
+): Promise<Child> {
+  const child: ChildProcess = fork(module, [role, ...args], {
     execArgv,
     // The request log (stdout) goes to /dev/null.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -356,9 +366,17 @@ async function startChild(role: string, args: string[], execArgv: string[]): Pro
         child.once('message', (m) => resolve(m as T))
         child.send(message)
       }),
-    stop: () => {
-      if (child.connected) child.send('stop')
-    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || !child.connected) return resolve()
+        // Its CPU profile, if any, is written as it exits.
+        const timer = setTimeout(resolve, 10_000)
+        child.once('exit', () => {
+          clearTimeout(timer)
+          resolve()
+        })
+        child.send('stop')
+      }),
   }
 }
 

@@ -9,6 +9,7 @@
  * with `pick(mode, { full, quick, smoke })`; the smoke run then covers it.
  */
 import { logger } from '../src/logger.js'
+import { benchChannels } from './channels.js'
 import { benchGuard } from './guard.js'
 import { benchHostile } from './hostile.js'
 import { benchLoad } from './load.js'
@@ -55,6 +56,15 @@ const sections: Section[] = [
         rounds: pick(mode, { full: 5, quick: 2, smoke: 1 }),
         seconds: pick(mode, { full: 3, quick: 2, smoke: 1 }),
         warmUpSeconds: pick(mode, { full: 2, quick: 1, smoke: 0 }),
+      }),
+  },
+  {
+    title: 'Prepaid channels against the peer, anvil mining every 2 s (issue 38)',
+    run: (mode) =>
+      benchChannels({
+        rounds: pick(mode, { full: 5, quick: 2, smoke: 1 }),
+        seconds: pick(mode, { full: 5, quick: 3, smoke: 1 }),
+        exactCalls: pick(mode, { full: 5, quick: 2, smoke: 1 }),
       }),
   },
   {

@@ -73,6 +73,15 @@ const ownershipProof = z
     'each entry must be a 0x-hex or base58 signature',
   )
 
+/** An amount of USDC in decimal (at most 6 decimals), e.g. `1` or `0.25`. */
+const usdcAmount = z
+  .string()
+  .regex(/^(?:0|[1-9][0-9]{0,8})(?:\.[0-9]{1,6})?$/, 'must be a USDC amount such as 1 or 0.25')
+/** A secp256k1 private key as 0x-prefixed hex; never echoed in an error. */
+const privateKeyHex = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, 'must be a 0x-prefixed 32-byte hex private key')
+
 /**
  * Environment variables, parsed once. The README's config table lists exactly these.
  * Empty strings count as unset.
@@ -143,6 +152,18 @@ const envSchema = z.object({
     .optional(),
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  BATCH_SETTLEMENT: z.enum(['on', 'off']).optional(),
+  BATCH_SETTLEMENT_MIN_DEPOSIT: usdcAmount.default('1'),
+  BATCH_SETTLEMENT_RECEIVER_AUTHORIZER_KEY: privateKeyHex.optional(),
+  BATCH_SETTLEMENT_WITHDRAW_DELAY_S: z.coerce
+    .number()
+    .int()
+    .min(900)
+    .max(31_536_000)
+    .default(86_400),
+  BATCH_SETTLEMENT_CLAIM_INTERVAL_S: z.coerce.number().int().min(1).max(86_400).default(60),
+  BATCH_SETTLEMENT_SETTLE_INTERVAL_S: z.coerce.number().int().min(1).max(604_800).default(300),
+  BATCH_SETTLEMENT_IDLE_REFUND_S: z.coerce.number().int().min(60).max(31_536_000).default(86_400),
 })
 
 /** Tool calls that may queue per worker beyond the one it runs (the default TOOL_QUEUE_LIMIT). */
@@ -167,6 +188,7 @@ export const DERIVED_DEFAULTS: Record<string, string> = {
   SOLANA_NETWORK: 'per `X402_NETWORK`',
   TOOL_WORKERS: 'number of cores',
   TOOL_QUEUE_LIMIT: `${QUEUE_PER_WORKER} × \`TOOL_WORKERS\``,
+  BATCH_SETTLEMENT: '`on` when `PAY_TO_EVM` is set',
   MAX_CONNECTIONS_PER_CLIENT: `\`${CONNECTIONS_PER_CLIENT}\`; \`0\` when \`TRUST_PROXY_HOPS\` > 0`,
 }
 
@@ -336,6 +358,26 @@ export interface Config {
   metricsPort?: number | undefined
   /** Address the metrics listener binds (METRICS_PORT). */
   metricsHost: string
+  /** Prepaid channels (x402 `batch-settlement`) on the Base rail: src/channels/. */
+  batchSettlement: BatchSettlementConfig
+}
+
+/** BATCH_SETTLEMENT_*: the prepaid channels offered beside `exact` on Base. */
+export interface BatchSettlementConfig {
+  /** BATCH_SETTLEMENT: offered (when its escrow check passes); default on with PAY_TO_EVM. */
+  enabled: boolean
+  /** The smallest deposit a payer is asked for, in atomic USDC (from BATCH_SETTLEMENT_MIN_DEPOSIT). */
+  minDeposit: string
+  /** The receiver-authorizer's private key, the same on every instance; unset: a dev key in ./data. */
+  receiverAuthorizerKey?: `0x${string}` | undefined
+  /** Seconds a payer's withdrawal waits before it can take the unclaimed rest (at least 900). */
+  withdrawDelaySeconds: number
+  /** Seconds between claims of the vouchers accepted. */
+  claimIntervalSeconds: number
+  /** Seconds between settlements of the claimed funds to payTo. */
+  settleIntervalSeconds: number
+  /** Seconds without a request after which a channel's unclaimed rest is refunded to its payer. */
+  idleRefundSeconds: number
 }
 
 /**
@@ -402,7 +444,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsToken: e.METRICS_TOKEN,
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,
+    batchSettlement: {
+      enabled: (e.BATCH_SETTLEMENT ?? (e.PAY_TO_EVM ? 'on' : 'off')) === 'on',
+      minDeposit: atomicUsdc(e.BATCH_SETTLEMENT_MIN_DEPOSIT),
+      receiverAuthorizerKey: e.BATCH_SETTLEMENT_RECEIVER_AUTHORIZER_KEY as
+        | `0x${string}`
+        | undefined,
+      withdrawDelaySeconds: e.BATCH_SETTLEMENT_WITHDRAW_DELAY_S,
+      claimIntervalSeconds: e.BATCH_SETTLEMENT_CLAIM_INTERVAL_S,
+      settleIntervalSeconds: e.BATCH_SETTLEMENT_SETTLE_INTERVAL_S,
+      idleRefundSeconds: e.BATCH_SETTLEMENT_IDLE_REFUND_S,
+    },
   }
+}
+
+/** A decimal USDC amount (`1`, `0.25`) in atomic units (6 decimals), as a string. */
+function atomicUsdc(decimal: string): string {
+  const [whole, fraction = ''] = decimal.split('.')
+  return (BigInt(whole ?? '0') * 1_000_000n + BigInt(fraction.padEnd(6, '0'))).toString()
 }
 
 /**

@@ -88,6 +88,13 @@ async function main(): Promise<void> {
   service.link.ready().catch(() => {})
   // Settlements left in doubt (a crash, a lost answer) are decided now and then periodically.
   service.resolver?.start()
+  // Prepaid channels: the escrow is checked on EVM_RPC_URL, then offered; the manager starts.
+  service.channels?.start().catch((error: unknown) => {
+    logger.error(
+      { err: error instanceof Error ? error.name : typeof error },
+      'channels not started',
+    )
+  })
 
   // Responses not yet written out. Hono's handler returns before @hono/node-server writes the
   // response, so only the socket level knows when a reply (a settled call's above all) is sent.

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { type Channels, createChannels } from './channels/index.js'
 import type { Config } from './config.js'
 import { createFacilitators } from './facilitators/index.js'
 import {
@@ -28,7 +29,7 @@ import {
   type PaymentObserver,
 } from './payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from './payment/guard.js'
-import { configuredRails } from './payment/rails.js'
+import { configuredRails, type Rail } from './payment/rails.js'
 import { createRedisGuard } from './payment/redis-guard.js'
 import {
   createReceipts,
@@ -82,6 +83,16 @@ export interface ServiceOverrides {
   questionOf?: QuestionOf
   /** Period of the settlement resolver's passes, in milliseconds; default 10 s. */
   resolveIntervalMs?: number
+  /**
+   * Where the channels keep their state without Redis, and the dev receiver-authorizer key;
+   * default `./data` (tests give each service its own).
+   */
+  dataDir?: string
+  /**
+   * The channels' Redis key prefix (records and the manager's lease), how often a standby asks
+   * for the lease and how often the manager surveys the store, in milliseconds (tests).
+   */
+  channels?: { keyPrefix?: string; leasePollMs?: number; surveyMs?: number }
 }
 
 /**
@@ -113,8 +124,13 @@ export interface Service {
    */
   resolver: SettlementResolver | undefined
   /**
-   * Stops the settlement resolver and the tool workers and closes the Redis connection. Call
-   * after the requests in flight ended (`drain.idle()`).
+   * The prepaid channels of the Base rail (BATCH_SETTLEMENT); `start()` them (src/main.ts does)
+   * to check the escrow, offer the scheme and run the channel manager. Undefined when off.
+   */
+  channels: Channels | undefined
+  /**
+   * Stops the channel manager, the settlement resolver and the tool workers and closes the Redis
+   * connection. Call after the requests in flight ended (`drain.idle()`).
    */
   close(): Promise<void>
 }
@@ -164,19 +180,6 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const rails = configuredRails(config)
   const receipts = overrides.receipts ?? receiptsFrom(config)
   const metrics = overrides.metrics ?? createServiceMetrics(config)
-  const link = createFacilitatorLink({
-    client: createFacilitators({
-      facilitators: config.facilitators,
-      timeoutMs: config.facilitatorTimeoutMs,
-      settleTimeoutMs: config.facilitatorSettleTimeoutMs,
-      credentials: { cdp: config.cdpApiKey, payai: config.payaiApiKey },
-      ...(metrics
-        ? { wrap: (client, host) => timedFacilitator(client, host, metrics.facilitatorRequest) }
-        : {}),
-    }),
-    rails,
-    extensions: [receipts.offerReceipt.extension],
-  })
   const { telemetry, observer: extra } = overrides
   const observer: PaymentObserver = async (event) => {
     if (metrics) countPayment(metrics, event)
@@ -206,6 +209,22 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
           ...(metrics ? { onCommand: metrics.redisCommand } : {}),
         })
       : undefined)
+  const facilitators = createFacilitators({
+    facilitators: config.facilitators,
+    timeoutMs: config.facilitatorTimeoutMs,
+    settleTimeoutMs: config.facilitatorSettleTimeoutMs,
+    credentials: { cdp: config.cdpApiKey, payai: config.payaiApiKey },
+    ...(metrics
+      ? { wrap: (client, host) => timedFacilitator(client, host, metrics.facilitatorRequest) }
+      : {}),
+  })
+  const channels = channelsFrom(config, rails, facilitators, redis, overrides, metrics)
+  const link = createFacilitatorLink({
+    client: facilitators,
+    rails,
+    extensions: [receipts.offerReceipt.extension],
+    ...(channels ? { schemes: [channels.offer] } : {}),
+  })
   const rateLimit = createRateLimit({
     points: config.rateLimitPoints,
     durationSeconds: config.rateLimitDurationS,
@@ -259,6 +278,18 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
         }
       : {}),
     ...(redis ? { redis: () => ({ up: redis.state().status === 'ready' }) } : {}),
+    ...(channels
+      ? {
+          channels: () => {
+            const { manager } = channels.status()
+            return {
+              unclaimedAtomic: manager.unclaimed,
+              oldestUnclaimedSeconds: manager.oldestUnclaimedSeconds,
+              holder: manager.role === 'holder',
+            }
+          },
+        }
+      : {}),
   })
   const guard =
     overrides.guard ??
@@ -302,6 +333,15 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       ? { stats: () => telemetry.stats(), telemetryHealth: () => telemetry.health() }
       : {}),
     ...(redis ? { redisHealth: () => redis.state() } : {}),
+    ...(channels
+      ? {
+          refunds: () => channels.status().offered,
+          channelsHealth: {
+            status: () => channels.status(),
+            claimIntervalSeconds: config.batchSettlement.claimIntervalSeconds,
+          },
+        }
+      : {}),
     ...(config.ownershipProofs ? { ownershipProofs: config.ownershipProofs } : {}),
     ...(metrics
       ? {
@@ -325,12 +365,53 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ],
   })
   const close = async () => {
+    // Vouchers are kept in the channel store: the next holder of the lease claims them.
+    await channels?.stop()
     await resolver?.stop()
     await runner.close()
     // Only what this service opened: an injected connection belongs to its caller.
     if (redis && !overrides.redis) await redis.close()
   }
-  return { app, gate, link, runner, lifecycle, drain, redis, receipts, metrics, resolver, close }
+  return {
+    app,
+    gate,
+    link,
+    runner,
+    lifecycle,
+    drain,
+    redis,
+    receipts,
+    metrics,
+    resolver,
+    channels,
+    close,
+  }
+}
+
+/**
+ * The prepaid channels of the Base rail when BATCH_SETTLEMENT is on and there is a Base rail and
+ * a facilitator; offered once their escrow check passes (`start()`).
+ */
+function channelsFrom(
+  config: Config,
+  rails: readonly Rail[],
+  facilitators: ReturnType<typeof createFacilitators>,
+  redis: SharedRedis | undefined,
+  overrides: ServiceOverrides,
+  metrics: Metrics | undefined,
+): Channels | undefined {
+  const rail = rails.find((r) => r.id === 'evm')
+  if (!config.batchSettlement.enabled || !rail || !facilitators) return undefined
+  return createChannels({
+    config: config.batchSettlement,
+    rail,
+    facilitator: facilitators,
+    rpcUrl: config.evmRpcUrl,
+    redis: redis?.client,
+    dataDir: overrides.dataDir ?? DATA_DIR,
+    ...overrides.channels,
+    ...(metrics ? { observer: { job: metrics.channelJob } } : {}),
+  })
 }
 
 /** Directory of the generated development files (the receipt key, beside the telemetry salt). */

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../src/devnet/ports.js'
+import { catalog } from '../src/tools/catalog.js'
 
 // `npm run dev` as a newcomer runs it: the demo process (tsx src/devnet/demo.ts, without
 // LOG_LEVEL), on a free port. After the demo it must log every request at info, say so, and print
@@ -60,6 +61,29 @@ describe('npm run dev', () => {
     const paid = lines.filter((l) => /^ {2}\d{3} \//.test(l))
     expect(paid).toHaveLength(16)
     expect(paid.filter((l) => !l.startsWith('  200 '))).toEqual([])
+  })
+
+  it('pays the Base calls from a prepaid channel: one deposit, then vouchers, and says so', () => {
+    const header = lines.findIndex((l) => l.startsWith('Demo payer pays for every tool on Base'))
+    expect(lines[header]).toBe(
+      'Demo payer pays for every tool on Base from a prepaid channel (batch-settlement: one deposit, then vouchers):',
+    )
+    const base = lines.slice(header + 1, header + 1 + catalog.length)
+    expect(base.map((l) => /^ {2}200 \S+ +\d+ ms {2}(\w+)/.exec(l)?.[1])).toEqual([
+      'deposit',
+      ...Array(catalog.length - 1).fill('voucher'),
+    ])
+    const charged = catalog.reduce((sum, t) => sum + Number(t.price), 0) / 1e6
+    expect(lines[header + 1 + catalog.length]).toMatch(
+      new RegExp(
+        `^ {2}channel 0x[0-9a-f]{4}…[0-9a-f]{4}: ${charged} USDC charged of its 1 USDC deposit; 1 transaction \\(deposit\\), ${catalog.length - 1} vouchers$`,
+      ),
+    )
+    // The Solana calls pay exact, each with its transaction.
+    const solana = lines.findIndex((l) => l.startsWith('Demo payer pays for every tool on Solana'))
+    expect(
+      lines.slice(solana + 1, solana + 1 + catalog.length).every((l) => / ms {2}tx \w/.test(l)),
+    ).toBe(true)
   })
 
   it('prints the landing page as a URL, not as a macOS open command', () => {

@@ -306,6 +306,8 @@ describe('/capabilities', () => {
             'amount',
             'pay_to',
             'transaction',
+            'channel',
+            'cumulative',
           ],
         },
         offer_receipt: { extension: 'offer-receipt', format: 'jws' },
@@ -324,6 +326,9 @@ describe('/capabilities', () => {
   it('lists only the rails the facilitator supports right now', async () => {
     const body = await json('/capabilities', app({ supported: ['eip155:8453'] }))
     expect(body.x402.rails.map((r: { network: string }) => r.network)).toEqual(['eip155:8453'])
+    // Without prepaid channels, exact alone, and no minimum deposit.
+    expect(body.x402.rails).toEqual([expect.objectContaining({ schemes: ['exact'] })])
+    expect(body.x402.rails[0]).not.toHaveProperty('min_deposit')
     const none = await json('/capabilities', app({ supported: [] }))
     expect(none.x402.rails).toEqual([])
   })
@@ -410,13 +415,20 @@ describe('/stats schema', () => {
     })
     try {
       const payer = '0x857b06519E91e3A54538791bDbb0E22373e36b66'
-      for (const outcome of ['verified', 'settled', 'verified', 'settled'] as const) {
+      // The second call is paid by a voucher of a prepaid channel.
+      for (const [outcome, scheme] of [
+        ['verified', 'exact'],
+        ['settled', 'exact'],
+        ['verified', 'batch-settlement'],
+        ['settled', 'batch-settlement'],
+      ] as const) {
         await telemetry.record({
           tool: 'hash',
           transport: 'http',
           network: 'eip155:8453',
           amount: '1000',
           outcome,
+          scheme,
           payer,
         })
       }
@@ -424,6 +436,11 @@ describe('/stats schema', () => {
       expect(Object.keys(stats)).toEqual(Object.keys(statsSchema.shape))
       expect(statsSchema.parse(stats)).toEqual(stats)
       expect(stats).toMatchObject({ paid_calls: 2, successful_paid_calls: 2, repeat_payers: 1 })
+      expect(stats.channels).toEqual({
+        calls: 1,
+        revenue: { atomic: '1000', usdc: '0.001' },
+        share_of_calls: 0.5,
+      })
     } finally {
       await telemetry.close()
     }

@@ -142,6 +142,7 @@ function expectedFigures(body: StatsBody) {
     figures: {
       paid_calls: count(body.paid_calls),
       successful_paid_calls: count(body.successful_paid_calls),
+      'channels.calls': count(body.channels.calls),
       unique_payers: count(body.unique_payers),
       repeat_payers: count(body.repeat_payers),
       repeat_paid_calls: count(body.repeat_paid_calls),
@@ -149,6 +150,7 @@ function expectedFigures(body: StatsBody) {
       'revenue.lifetime': usdc(body.revenue.lifetime),
       'revenue.last_24h': usdc(body.revenue.last_24h),
       'revenue.last_7d': usdc(body.revenue.last_7d),
+      'channels.revenue': usdc(body.channels.revenue),
     },
     networks: ['eip155:8453', stack.solana.network].map((id) => [
       id,
@@ -307,7 +309,7 @@ describe('landing page in chromium', () => {
         },
       )
       const shown = await shownFigures()
-      expect(Object.values(shown.figures)).toEqual(Array(9).fill('Unavailable'))
+      expect(Object.values(shown.figures)).toEqual(Array(11).fill('Unavailable'))
       expect(shown.networks.map((n) => n.slice(1))).toEqual([
         ['Unavailable', 'Unavailable'],
         ['Unavailable', 'Unavailable'],

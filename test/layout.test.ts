@@ -62,6 +62,7 @@ describe('layout', () => {
     ['runner', ['tools', 'logger', 'json-bounds'], sources],
     ['receipts', ['tools', 'logger'], files],
     ['descriptions', ['tools', 'receipts'], files],
+    ['channels', ['logger', 'config', 'facilitators'], sources],
   ] as const)('src/%s imports nothing of ours but %j', (dir, allowed, pick) => {
     expect(
       offenders(pick(dir), (target) => !(allowed as readonly string[]).includes(target)),

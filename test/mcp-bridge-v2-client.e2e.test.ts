@@ -77,12 +77,14 @@ describe('the v2 client pinned to 2026-07-28 through the installed bridge', () =
     base = await connect('base', { PAYER_PRIVATE_KEY: evmKey(0) })
   })
 
-  it('speaks 2026-07-28 and lists the 8 tools plus the spend tool', async () => {
+  it('speaks 2026-07-28 and lists the 8 tools plus the spend and refund tools', async () => {
     expect(base.getNegotiatedProtocolVersion()).toBe(MODERN)
     const { tools } = await base.listTools()
     expect(tools.map((t) => t.name)).toEqual([
       ...catalog.map((t) => t.mcpName),
       'payload_tools_spend',
+      // A Base wallet may pay by prepaid channel (MAX_USDC_DEPOSIT above 0): its refund tool.
+      'payload_tools_refund',
     ])
   })
 
@@ -123,7 +125,7 @@ describe('the v2 client in automatic mode through the installed bridge', () => {
   it('negotiates 2026-07-28, lists, and its spend tool reports nothing spent', async () => {
     const auto = await connect('auto', { PAYER_PRIVATE_KEY: evmKey(1) }, 'auto')
     expect(auto.getNegotiatedProtocolVersion()).toBe(MODERN)
-    expect((await auto.listTools()).tools).toHaveLength(catalog.length + 1)
+    expect((await auto.listTools()).tools).toHaveLength(catalog.length + 2)
     const spend = await call(auto, 'payload_tools_spend', {})
     expect(spend.structuredContent).toMatchObject({ session: { calls: 0 } })
   })

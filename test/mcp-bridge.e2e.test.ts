@@ -125,11 +125,13 @@ describe('the installed bridge over stdio', () => {
     ])
   })
 
-  it('lists the 8 tools with the service schemas and prices, plus the spend tool', async () => {
+  it('lists the 8 tools with the service schemas and prices, plus the spend and refund tools', async () => {
     const { tools } = await base.client.listTools()
     expect(tools.map((t) => t.name)).toEqual([
       ...catalog.map((t) => t.mcpName),
       'payload_tools_spend',
+      // A Base wallet may pay by prepaid channel (MAX_USDC_DEPOSIT above 0): its refund tool.
+      'payload_tools_refund',
     ])
     for (const remote of serviceTools) {
       const mirrored = tools.find((t) => t.name === remote.name) as Tool
@@ -536,6 +538,8 @@ describe('the documented tarball form', () => {
     expect(tools.map((t) => t.name)).toEqual([
       ...catalog.map((t) => t.mcpName),
       'payload_tools_spend',
+      // A Base wallet may pay by prepaid channel (MAX_USDC_DEPOSIT above 0): its refund tool.
+      'payload_tools_refund',
     ])
     expect(s.transportErrors).toEqual([])
   }, 180_000)

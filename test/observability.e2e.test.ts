@@ -93,9 +93,11 @@ beforeAll(async () => {
       METRICS_TOKEN: TOKEN,
       REDIS_URL: SYSTEM_REDIS_URL,
       PAY_TO_EVM: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+      // A facilitator (never reached here) and a Base rail: the prepaid channels and their gauges.
+      FACILITATOR_URL: 'http://127.0.0.1:9',
       TOOL_WORKERS: '1',
     }),
-    { telemetry },
+    { telemetry, dataDir },
   )
   const res = await service.app.request('/metrics', {
     headers: { Authorization: `Bearer ${TOKEN}` },

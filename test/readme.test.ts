@@ -68,6 +68,20 @@ describe('README', () => {
     expect(loadConfig({}).toolQueueLimit).toBe(perWorker * availableParallelism())
     expect(loadConfig({ TOOL_WORKERS: '3' }).toolQueueLimit).toBe(perWorker * 3)
     expect(loadConfig({ TOOL_WORKERS: '3', TOOL_QUEUE_LIMIT: '0' }).toolQueueLimit).toBe(0)
+    expect(rows.get('BATCH_SETTLEMENT')).toBe('`on` when `PAY_TO_EVM` is set')
+    expect(
+      loadConfig({ PAY_TO_EVM: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' }).batchSettlement
+        .enabled,
+    ).toBe(true)
+    expect(loadConfig({}).batchSettlement.enabled).toBe(false)
+    expect(
+      loadConfig({
+        PAY_TO_EVM: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+        BATCH_SETTLEMENT: 'off',
+      }).batchSettlement.enabled,
+    ).toBe(false)
+    expect(rows.get('BATCH_SETTLEMENT_MIN_DEPOSIT')).toBe('`1`')
+    expect(loadConfig({}).batchSettlement.minDeposit).toBe('1000000')
     // The per-network ones: the next test.
     for (const name of ['USDC_EVM', 'USDC_EVM_NAME', 'USDC_EVM_VERSION', 'SOLANA_NETWORK']) {
       expect(rows.get(name), name).toBe('per `X402_NETWORK`')

@@ -15,7 +15,7 @@ import { discardKeptStore, keepStore, keptSqliteDir } from './helpers/kept-store
 import { PG_ADMIN_URL } from './helpers/pg-schema.js'
 import { payerKeys, payToBalance as payToBalanceOn, type Rail } from './helpers/rails.js'
 import { type RunningService, sharedDevStack, startService } from './helpers/service.js'
-import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
+import { dailyEndingToday, money, NO_CHANNELS, WINDOW } from './helpers/stats.js'
 
 // GET /stats end to end: real paid calls from two payers on both rails (anvil + litesvm, the
 // official facilitator and the official @x402/fetch client), recorded by the real telemetry store,
@@ -72,6 +72,8 @@ function expectedStats(solanaNetwork: string, generatedAt: string) {
       'json-validate': { calls: 1 },
       pipeline: { calls: 1 },
     },
+    // Every call paid with `exact`: none through a prepaid channel.
+    channels: NO_CHANNELS,
     daily: dailyEndingToday(generatedAt, 4, 6000n),
     generated_at: generatedAt,
     window: WINDOW,

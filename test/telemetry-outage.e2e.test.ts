@@ -15,7 +15,7 @@ import { discardKeptStore, keepStore } from './helpers/kept-stores.js'
 import { PG_ADMIN_URL } from './helpers/pg-schema.js'
 import { payerKeys, payToBalance, type Rail } from './helpers/rails.js'
 import { type RunningService, sharedDevStack, startService } from './helpers/service.js'
-import { dailyEndingToday, money, WINDOW } from './helpers/stats.js'
+import { dailyEndingToday, money, NO_CHANNELS, WINDOW } from './helpers/stats.js'
 
 // The telemetry store dies mid-run for real: the service reaches PostgreSQL through a TCP proxy,
 // and the proxy closes its listener and every open connection (as a crashed or restarted database
@@ -213,6 +213,7 @@ describe('telemetry store outage on the devnet', () => {
         [stack.solana.network]: { calls: 1, revenue: money(1000n) },
       },
       tools: { hash: { calls: 2 }, pipeline: { calls: 1 } },
+      channels: NO_CHANNELS,
       daily: dailyEndingToday(after.body.generated_at, 3, 5000n),
       generated_at: after.body.generated_at,
       window: WINDOW,

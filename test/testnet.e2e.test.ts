@@ -200,6 +200,8 @@ describe('the discovery surfaces on the testnet stage', () => {
         testnet: true,
         asset: SEPOLIA_USDC,
         payTo: dev.stack.evm.payTo,
+        // Without EVM_RPC_URL prepaid channels are not offered.
+        schemes: ['exact'],
       },
       {
         network: SOLANA_DEVNET,
@@ -207,6 +209,7 @@ describe('the discovery surfaces on the testnet stage', () => {
         testnet: true,
         asset: DEVNET_USDC,
         payTo: dev.stack.solana.payTo,
+        schemes: ['exact'],
       },
     ])
   })

@@ -23,7 +23,7 @@ export const SERVICE_ERROR_CODES = {
   duplicate_settlement: {
     status: 402,
     meaning:
-      'The same payment (or your own payment-identifier id) was already sent to settlement for a different call (tool or input), its settlement failed, or its replays are used up (REPLAY_LIMIT, 3 by default, in all); nothing is run or charged by this request: sign a new payment. A payment stays on record for at least 120 s and for as long as it could be presented (Solana: 300 s). The same call is otherwise replayed (200, original PAYMENT-RESPONSE).',
+      'The same payment (or your own payment-identifier id) was already sent to settlement for a different call (tool or input), its settlement failed, or its replays are used up (REPLAY_LIMIT, 3 by default, in all); nothing is run or charged by this request: sign a new payment. A payment stays on record for at least 120 s and for as long as it could be presented (Solana: 300 s). The same call is otherwise replayed (200, original PAYMENT-RESPONSE). A prepaid-channel voucher taken for another call gets the corrective PaymentRequired (with the channel state): resync and sign the next voucher.',
   },
   payment_in_progress: {
     status: 409,

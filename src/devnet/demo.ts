@@ -1,9 +1,11 @@
 /**
  * `npm run dev`: the service with a paying demo, offline.
  *
- * Starts a local Base chain and a local Solana VM (USDC at the real addresses), the official x402
- * facilitator with the EVM and SVM `exact` schemes, and the service; then a funded demo payer
- * pays for every tool once on each rail and the commands to try are printed. Ctrl-C stops it all.
+ * Starts a local Base chain and a local Solana VM (USDC at the real addresses, the x402 escrow of
+ * prepaid channels at its address), the official x402 facilitator with the EVM and SVM `exact`
+ * schemes and the EVM `batch-settlement` one, and the service; then a funded demo payer pays for
+ * every tool once on each rail (on Base from a prepaid channel: one deposit, then vouchers) and
+ * the commands to try are printed. Ctrl-C stops it all.
  *
  * Where litesvm's native binary cannot load (no build of it for the platform, as litesvm 1.5.0 on
  * darwin-arm64), Solana is off: the first line says why, and the demo runs the Base rail alone
@@ -20,6 +22,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { getBase58Decoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
+import type { SettleResponse } from '@x402/core/types'
 import { loadConfig } from '../config.js'
 import { connectionCaps, listen } from '../http/node-server.js'
 import { logger } from '../logger.js'
@@ -27,7 +30,10 @@ import { configuredRails } from '../payment/rails.js'
 import { createService } from '../service.js'
 import { createTelemetry } from '../telemetry/index.js'
 import { catalog } from '../tools/catalog.js'
+import { usdcDecimal } from '../tools/price.js'
+import { shortChannel } from './channel-words.js'
 import { paidFetch } from './payer.js'
+import { channelScheme } from './payer-channels.js'
 import { litesvmUnavailable } from './solana/native.js'
 import { startDevStack } from './stack.js'
 
@@ -54,7 +60,12 @@ async function main(): Promise<void> {
     : await startDevStack({ stage })
   // Without the Solana VM, no Solana rail either, even if the shell sets its payTo.
   const { PAY_TO_SOLANA: _payTo, SOLANA_NETWORK: _network, ...shellEnv } = process.env
-  const config = loadConfig({ ...(solanaOff ? shellEnv : process.env), ...stack.serviceEnv })
+  const config = loadConfig({
+    ...(solanaOff ? shellEnv : process.env),
+    ...stack.serviceEnv,
+    // The chain the escrow check reads (prepaid channels are offered only after it passes).
+    EVM_RPC_URL: stack.evm.rpcUrl,
+  })
   // The chains are new each run, so the figures start from zero too (a temp SQLite file), unless
   // DATABASE_URL names a store.
   const telemetry = await createTelemetry({
@@ -64,9 +75,16 @@ async function main(): Promise<void> {
     ...(config.telemetrySalt ? { salt: config.telemetrySalt } : {}),
     ...(config.telemetryRetentionDays ? { retentionDays: config.telemetryRetentionDays } : {}),
   })
-  const service = createService(config, { telemetry })
+  // Channel records and the dev receiver-authorizer key are new each run too: a record of an
+  // earlier run would name a channel this chain never saw.
+  const service = createService(config, {
+    telemetry,
+    dataDir: mkdtempSync(join(tmpdir(), 'payload-tools-dev-channels-')),
+  })
   // The pool is ready before the service says it is: the first demo calls would wait for it.
   await service.runner.warm()
+  // As src/main.ts does: the escrow check, then batch-settlement is offered beside exact.
+  await service.channels?.start()
   const server = await listen(
     service.app.fetch,
     { port: config.port, hostname: config.host },
@@ -88,7 +106,7 @@ async function main(): Promise<void> {
   )
   out(`  service      ${base}`)
   out(
-    `  facilitator  ${stack.facilitatorUrl}  (official @x402/core facilitator, exact EVM${solana ? ' + SVM' : ''})`,
+    `  facilitator  ${stack.facilitatorUrl}  (official @x402/core facilitator, exact EVM${solana ? ' + SVM' : ''}, batch-settlement EVM)`,
   )
   out(
     `  ${evmName.padEnd(12)} ${stack.evm.rpcUrl}  (anvil, chain id ${stack.evm.chainId}, ` +
@@ -110,9 +128,20 @@ async function main(): Promise<void> {
       },
     })
   }
+  // The Base payments go through a prepaid channel when the service offers one (the official
+  // batch-settlement client scheme, its record in memory): one deposit, then vouchers.
+  const byChannel = service.channels?.status().offered === true
   for (const { rail, keys } of rails) {
-    out(`Demo payer pays for every tool on ${rail === 'evm' ? evmName : solanaName}:`)
-    const pay = await paidFetch(keys, rail)
+    const paid: SettleResponse[] = []
+    const channels =
+      rail === 'evm' && byChannel
+        ? channelScheme(evmPayer.privateKey, { rpcUrl: stack.evm.rpcUrl })
+        : undefined
+    out(
+      `Demo payer pays for every tool on ${rail === 'evm' ? evmName : solanaName}` +
+        `${channels ? ' from a prepaid channel (batch-settlement: one deposit, then vouchers)' : ''}:`,
+    )
+    const pay = await paidFetch(keys, rail, channels)
     for (const tool of catalog) {
       const t0 = performance.now()
       const res = await pay(`${base}${tool.path}`, {
@@ -122,12 +151,15 @@ async function main(): Promise<void> {
       })
       const ms = Math.round(performance.now() - t0)
       const receipt = res.headers.get('PAYMENT-RESPONSE')
-      const tx = receipt ? decodePaymentResponseHeader(receipt).transaction.slice(0, 18) : '-'
+      const settled = receipt ? decodePaymentResponseHeader(receipt) : undefined
       const body = JSON.stringify((await res.json()) as unknown)
       out(
-        `  ${res.status} ${tool.path.padEnd(17)} ${String(ms).padStart(4)} ms  tx ${tx}…  ${body.slice(0, 70)}…`,
+        `  ${res.status} ${tool.path.padEnd(17)} ${String(ms).padStart(4)} ms  ${paidHow(settled)}  ${body.slice(0, 60)}…`,
       )
+      if (settled) paid.push(settled)
     }
+    const summary = channels ? channelSummary(paid) : undefined
+    if (summary) out(`  ${summary}`)
   }
   const [evmBalance, svmBalance] = await Promise.all([
     stack.evm.usdcBalance(stack.evm.payTo),
@@ -135,13 +167,24 @@ async function main(): Promise<void> {
   ])
   out(
     `payTo balances: ${evmName} ${evmBalance} atomic USDC` +
-      (svmBalance === undefined ? '' : `, ${solanaName} ${svmBalance} atomic USDC`),
+      (svmBalance === undefined ? '' : `, ${solanaName} ${svmBalance} atomic USDC`) +
+      (byChannel
+        ? ` (the channel's vouchers reach payTo when the service claims and settles them: every ${config.batchSettlement.claimIntervalSeconds} s and ${config.batchSettlement.settleIntervalSeconds} s)`
+        : ''),
   )
   out()
   out('Try it:')
   out(`  curl -i -X POST ${base}/hash -H 'Content-Type: application/json' -d '{"input":"abc"}'`)
   out(`  PAYER_PRIVATE_KEY=${evmPayer.privateKey} SERVICE_URL=${base} \\`)
   out(`    npm run pay -- hash '{"input":"abc"}'`)
+  if (byChannel) {
+    out(
+      `  PAYER_PRIVATE_KEY=${evmPayer.privateKey} EVM_RPC_URL=${stack.evm.rpcUrl} SERVICE_URL=${base} \\`,
+    )
+    out(
+      `    npm run pay -- --scheme batch-settlement hash '{"input":"abc"}'  # by voucher; --refund: the rest back`,
+    )
+  }
   if (solana && svmPayer) {
     const solanaSecret = getBase58Decoder().decode(svmPayer.secretKey)
     out(
@@ -151,7 +194,10 @@ async function main(): Promise<void> {
       `    npm run pay -- --rail solana pipeline '{"input":"hi","operations":[{"type":"sha256"}]}'`,
     )
   }
-  out(`  PAYLOAD_TOOLS_URL=${base} PAYER_PRIVATE_KEY=${evmPayer.privateKey} \\`)
+  // The bridge reads its prepaid channel from this chain, not Base mainnet's public RPC.
+  out(
+    `  PAYLOAD_TOOLS_URL=${base} PAYER_PRIVATE_KEY=${evmPayer.privateKey} BASE_RPC_URL=${stack.evm.rpcUrl} \\`,
+  )
   out(
     `    node clients/mcp-bridge/dist/bin.js call hash '{"input":"abc"}'  # the MCP bridge as a CLI`,
   )
@@ -182,3 +228,32 @@ main().catch((error: unknown) => {
   logger.fatal({ err: error instanceof Error ? error.stack : String(error) }, 'dev stack failed')
   process.exit(1)
 })
+
+/** How a demo call was paid, for its line: `tx 0x…`, `deposit, tx 0x…`, `voucher 0x5a1c…e93b`. */
+function paidHow(settled: SettleResponse | undefined): string {
+  if (!settled) return '-'.padEnd(24)
+  const state = (settled.extra as { channelState?: { channelId?: string } } | undefined)
+    ?.channelState
+  if (!state?.channelId) return `tx ${settled.transaction.slice(0, 18)}…`.padEnd(24)
+  return settled.transaction
+    ? `deposit tx ${settled.transaction.slice(0, 10)}…`.padEnd(24)
+    : `voucher ${shortChannel(state.channelId)}`.padEnd(24)
+}
+
+/**
+ * The channel's line after the demo's Base payments: what was charged of the deposit, and how
+ * many transactions (deposits) and vouchers paid the calls.
+ */
+function channelSummary(paid: SettleResponse[]): string | undefined {
+  type State = { channelId?: string; balance?: string; chargedCumulativeAmount?: string }
+  const states = paid.map((s) => (s.extra as { channelState?: State } | undefined)?.channelState)
+  const last = states.at(-1)
+  if (!last?.channelId || !last.balance || !last.chargedCumulativeAmount) return undefined
+  const deposits = paid.filter((s, i) => states[i] && s.transaction).length
+  const vouchers = paid.filter((s, i) => states[i] && !s.transaction).length
+  return (
+    `channel ${shortChannel(last.channelId)}: ${usdcDecimal(last.chargedCumulativeAmount)} USDC ` +
+    `charged of its ${usdcDecimal(last.balance)} USDC deposit; ${deposits} transaction` +
+    `${deposits === 1 ? '' : 's'} (deposit), ${vouchers} voucher${vouchers === 1 ? '' : 's'}`
+  )
+}

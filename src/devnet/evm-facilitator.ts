@@ -1,5 +1,6 @@
 import type { x402Facilitator } from '@x402/core/facilitator'
 import { toFacilitatorEvmSigner } from '@x402/evm'
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/facilitator'
 import { ExactEvmScheme } from '@x402/evm/exact/facilitator'
 import { type Chain, createWalletClient, type Hash, type Hex, http, publicActions } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -16,6 +17,11 @@ export interface DevEvmSchemeOptions {
   privateKey: Hex
   /** `testnet`: the chain is Base Sepolia (`eip155:84532`); default `mainnet`. */
   stage?: Stage
+  /**
+   * Also registers the SDK's `batch-settlement` facilitator scheme (deposits, claims, settles,
+   * refunds on the escrow at its fixed address); default true.
+   */
+  batchSettlement?: boolean
 }
 
 /**
@@ -24,7 +30,8 @@ export interface DevEvmSchemeOptions {
  * provides it) for x402 v2 on `eip155:8453` (`eip155:84532` on the testnet stage), backed by a
  * viem wallet on `rpcUrl`.
  *
- * Only v2 is registered (not the SDK's v1 network names), so `/supported` lists exactly one kind.
+ * Only v2 is registered (not the SDK's v1 network names); with `batchSettlement` (the default)
+ * the SDK's `batch-settlement` scheme too, so `/supported` lists both kinds on the network.
  *
  * @example
  * const facilitator = new x402Facilitator()
@@ -32,7 +39,7 @@ export interface DevEvmSchemeOptions {
  */
 export function registerDevEvmScheme(
   facilitator: x402Facilitator,
-  { rpcUrl, privateKey, stage }: DevEvmSchemeOptions,
+  { rpcUrl, privateKey, stage, batchSettlement = true }: DevEvmSchemeOptions,
 ): void {
   const { chain, network } = devStage(stage).evm
   // One transaction at a time, each sent once the previous one is mined, with the nonce the node
@@ -78,6 +85,9 @@ export function registerDevEvmScheme(
     waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
   })
   facilitator.register(network, new ExactEvmScheme(signer))
+  // Prepaid channels on our devnet escrow (src/devnet/batch-settlement.ts). No receiver-authorizer
+  // key here: the service signs its own claims and refunds (BATCH_SETTLEMENT_RECEIVER_AUTHORIZER_KEY).
+  if (batchSettlement) facilitator.register(network, new BatchSettlementEvmScheme(signer))
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Network } from '@x402/core/types'
 import { type Address, createTestClient, type Hash, type Hex, http } from 'viem'
 import { type DevAccount, devAccount, startAnvil } from './anvil.js'
+import { installBatchSettlement } from './batch-settlement.js'
 import { installMulticall3 } from './multicall3.js'
 import { devStage, type Stage } from './stage.js'
 import {
@@ -85,12 +86,19 @@ export interface StartEvmDevnetOptions {
   payerBalance?: bigint
   /** `testnet` poses as Base Sepolia (chain 84532, its USDC named "USDC"); default `mainnet`. */
   stage?: Stage
+  /**
+   * Install our devnet `batch-settlement` escrow and ERC-3009 deposit collector at the SDK's
+   * addresses (src/devnet/batch-settlement.ts); default true.
+   */
+  batchSettlement?: boolean
 }
 
 /**
  * Starts anvil as chain 8453 and installs USDC (with EIP-3009) and Multicall3 at their Base
  * mainnet addresses, so the SDK's `exact` EVM scheme verifies and settles on it unchanged. With
  * `stage: 'testnet'` the chain is 84532 and USDC sits at Base Sepolia's address, named "USDC".
+ * Unless `batchSettlement: false`, our devnet `batch-settlement` escrow and its ERC-3009 deposit
+ * collector sit at the SDK's addresses too.
  *
  * @example
  * const devnet = await startEvmDevnet()
@@ -111,7 +119,11 @@ export async function startEvmDevnet(options: StartEvmDevnetOptions = {}): Promi
   const facilitator = devAccount(0)
   const payers = Array.from({ length: payerCount }, (_, i) => devAccount(2 + i))
   try {
-    await Promise.all([installUsdc(rpcUrl, stage), installMulticall3(rpcUrl)])
+    await Promise.all([
+      installUsdc(rpcUrl, stage),
+      installMulticall3(rpcUrl),
+      options.batchSettlement === false ? undefined : installBatchSettlement(rpcUrl),
+    ])
     if (payerBalance > 0n) {
       await Promise.all(payers.map((p) => mintUsdc(rpcUrl, p.address, payerBalance, stage)))
     }

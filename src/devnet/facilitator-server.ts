@@ -321,15 +321,36 @@ function recorded(
   return { payment, requirements: req.paymentRequirements, payloadSha256 }
 }
 
+/**
+ * Requirements with `maxTimeoutSeconds` 0 read as 1 for the guards when they are the
+ * `batch-settlement` channel manager's own operations (claim, settle, refund): @x402/evm's
+ * `BatchSettlementChannelManager` sends them with `maxTimeoutSeconds: 0`, which @x402/core's
+ * guards refuse, though its facilitator scheme settles them.
+ */
+function managerOperation(requirements: unknown): unknown {
+  if (typeof requirements !== 'object' || requirements === null) return requirements
+  const req = requirements as Record<string, unknown>
+  return req.scheme === 'batch-settlement' && req.maxTimeoutSeconds === 0
+    ? { ...req, maxTimeoutSeconds: 1 }
+    : req
+}
+
 /** The request body per spec §7.1, or a reason it is malformed. */
 function parseRequest(body: unknown): FacilitatorRequest | string {
   if (typeof body !== 'object' || body === null) return 'body must be a JSON object'
   const { x402Version, paymentPayload, paymentRequirements } = body as Record<string, unknown>
-  if (!isPaymentPayload(paymentPayload)) return 'paymentPayload is not a valid PaymentPayload'
-  if (!isPaymentRequirements(paymentRequirements)) {
+  const guarded =
+    typeof paymentPayload === 'object' && paymentPayload !== null
+      ? {
+          ...paymentPayload,
+          accepted: managerOperation((paymentPayload as { accepted?: unknown }).accepted),
+        }
+      : paymentPayload
+  if (!isPaymentPayload(guarded)) return 'paymentPayload is not a valid PaymentPayload'
+  if (!isPaymentRequirements(managerOperation(paymentRequirements))) {
     return 'paymentRequirements is not a valid PaymentRequirements'
   }
-  if (x402Version !== paymentPayload.x402Version) {
+  if (x402Version !== guarded.x402Version) {
     return 'x402Version must equal paymentPayload.x402Version'
   }
   // The SDK guards validate V1 and V2 shapes without stripping fields; x402Facilitator routes on

@@ -1,8 +1,13 @@
-import { fileURLToPath } from 'node:url'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { type Child, type ChildExit, spawnChild, waitFor } from './child.js'
 
-/** The repository root: instances run `src/main.ts` from here. */
+/** The repository root: instances run `src/main.ts` from here unless given another directory. */
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/** tsx's loader and the entry point, by absolute location: an instance may run from any directory. */
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url))
 
 /** Variables passed through from this process to every instance (nothing else is inherited). */
 const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ'] as const
@@ -40,6 +45,11 @@ export interface ServiceInstanceOptions {
   env: Record<string, string>
   logFile: string
   /**
+   * Its working directory, where its `./data` lives (the dev keys, a file channel store); default
+   * the repository root.
+   */
+  cwd?: string
+  /**
    * How long a start may take, in milliseconds; default 180 000, a bound on a hang: three instances
    * starting from the sources at once beside `stress-ng --cpu 2` on a 2-core machine took more than
    * 60 s (tsx loading the tools in every niced worker thread).
@@ -74,8 +84,8 @@ export function createServiceInstance(options: ServiceInstanceOptions): ServiceI
     running: () => current?.running() ?? false,
     async start() {
       if (current?.running()) return
-      const child = spawnChild(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        cwd: REPO_ROOT,
+      const child = spawnChild(process.execPath, ['--import', TSX_LOADER, MAIN], {
+        cwd: options.cwd ?? REPO_ROOT,
         env: { ...inherited, ...options.env, PORT: String(options.port), HOST: '127.0.0.1' },
         logFile: options.logFile,
         parentDeathSignal: 'SIGTERM',

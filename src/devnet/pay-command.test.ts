@@ -1,9 +1,12 @@
+import { homedir } from 'node:os'
+import { join } from 'node:path'
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from '@x402/core/http'
 import type { PaymentRequired } from '@x402/core/types'
 import { describe, expect, it } from 'vitest'
 import { catalog } from '../tools/catalog.js'
 import { hmacTool } from '../tools/hmac.js'
 import { PAY_USAGE, runPay, type SettlementRetry, toolHelp } from './pay-command.js'
+import { DEFAULT_CHANNELS_DIR } from './payer-channels.js'
 
 // The command line's own refusals: nothing may be sent. The paid flows run against the devnet in
 // test/pay.e2e.test.ts.
@@ -65,6 +68,43 @@ describe('runPay refuses before any request', () => {
     expect(stderr.startsWith(`pay: ${message}`)).toBe(true)
     expect(stderr.endsWith(`\n${PAY_USAGE}\n`)).toBe(true)
     expect(requests).toEqual([])
+  })
+
+  it.each([
+    [
+      ['--scheme', 'batch-settlement', 'hash'],
+      { PAYER_PRIVATE_KEY: '0x01' },
+      'EVM_RPC_URL is not set (batch-settlement reads the channel from the Base chain: a JSON-RPC URL)',
+    ],
+    [['--refund'], { PAYER_PRIVATE_KEY: '0x01' }, 'EVM_RPC_URL is not set'],
+    [['--scheme', 'upto', 'hash'], {}, '--scheme must be exact or batch-settlement, not "upto"'],
+    [
+      ['--rail', 'solana', '--scheme', 'batch-settlement', 'hash'],
+      {},
+      '--scheme batch-settlement pays on Base only: --rail evm',
+    ],
+    [
+      ['--refund', '--scheme', 'exact'],
+      {},
+      '--refund is of a prepaid channel: --scheme batch-settlement',
+    ],
+    [['--refund', 'hash', '{}'], {}, '--refund takes a tool at most, not a body: {}'],
+    [['--refund', 'nope'], { EVM_RPC_URL: 'http://127.0.0.1:1' }, 'unknown tool "nope"'],
+  ])('a channel command line it cannot run: %j', async (argv, env, message) => {
+    const { code, stderr, requests } = await refused(argv, env)
+    expect(code).toBe(2)
+    expect(stderr.startsWith(`pay: ${message}`)).toBe(true)
+    expect(stderr.endsWith(`\n${PAY_USAGE}\n`)).toBe(true)
+    expect(requests).toEqual([])
+  })
+
+  it('says in its usage how to pay by voucher, get the rest back, and where the records are', () => {
+    expect(PAY_USAGE).toContain('[--scheme exact|batch-settlement]')
+    expect(PAY_USAGE).toContain('npm run pay -- --refund [--url SERVICE_URL] [<tool>]')
+    expect(PAY_USAGE).toContain(
+      `PAYER_CHANNELS_DIR (the channel records kept between runs, default ${DEFAULT_CHANNELS_DIR})`,
+    )
+    expect(DEFAULT_CHANNELS_DIR).toBe(join(homedir(), '.payload-tools', 'channels'))
   })
 
   it('lists the catalogue in its usage', () => {

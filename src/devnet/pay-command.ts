@@ -2,8 +2,13 @@ import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { getBase58Encoder } from '@solana/kit'
-import { decodePaymentResponseHeader } from '@x402/core/http'
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  decodePaymentSignatureHeader,
+} from '@x402/core/http'
 import type { Network, SettleResponse } from '@x402/core/types'
+import type { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client'
 import { wrapFetchWithPayment } from '@x402/fetch'
 import canonicalize from 'canonicalize'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
@@ -13,7 +18,9 @@ import { toolInputSchema } from '../descriptions/json-schema.js'
 import { toolPrice } from '../descriptions/service-info.js'
 import { catalog } from '../tools/catalog.js'
 import type { ToolDefinition } from '../tools/types.js'
+import { channelLine, shortChannel } from './channel-words.js'
 import { type PayerKeys, payerClient } from './payer.js'
+import { channelScheme, DEFAULT_CHANNELS_DIR } from './payer-channels.js'
 
 /** Where `npm run pay` writes: the JSON envelope alone on stdout, everything else on stderr. */
 export interface PayOutput {
@@ -25,10 +32,16 @@ export interface PayOutput {
 export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8402'
 
 /** The usage of `npm run pay`, with the tools of the catalogue. */
-export const PAY_USAGE = `usage: npm run pay -- [--rail evm|solana] [--url SERVICE_URL] <tool> '<json body>'
+export const PAY_USAGE = `usage: npm run pay -- [--rail evm|solana] [--scheme exact|batch-settlement] [--url SERVICE_URL] <tool> '<json body>'
+       npm run pay -- --refund [--url SERVICE_URL] [<tool>]   (the prepaid channel's unclaimed rest back)
        npm run pay -- <tool> --help   (the tool's fields, price and an example)
   tools: ${catalog.map((t) => t.id).join(' ')}
+  --scheme batch-settlement: pay on Base from a prepaid channel: the first call deposits the
+    service's minDeposit (1 USDC by default) into the x402 escrow, later calls pay by voucher
+    (no transaction each); --refund gets what was not charged back (the service claims the rest)
   environment: PAYER_PRIVATE_KEY (evm), PAYER_SOLANA_SECRET_KEY and SOLANA_RPC_URL (solana),
+    EVM_RPC_URL (batch-settlement and --refund: the Base RPC the client reads its channel from),
+    PAYER_CHANNELS_DIR (the channel records kept between runs, default ${DEFAULT_CHANNELS_DIR}),
     SERVICE_URL (default ${DEFAULT_SERVICE_URL}), SOLANA_NETWORK (default: mainnet or devnet, whichever the 402 offers)
   stdout: the service's JSON answer only; status lines go to stderr`
 
@@ -145,10 +158,34 @@ class BodyRefused extends Error {
   }
 }
 
+/** The unpaid 402 offers no `batch-settlement` on Base: nothing is signed. */
+class SchemeNotOffered extends Error {
+  constructor(readonly offered: string[]) {
+    super('batch-settlement not offered')
+  }
+}
+
 /** A catalogue tool by its id (`hash`, `json-validate`), with or without a leading slash. */
 function findTool(name: string): ToolDefinition | undefined {
   const id = name.replace(/^\/+/, '')
   return catalog.find((t) => t.id === id) as ToolDefinition | undefined
+}
+
+/**
+ * The `batch-settlement` client scheme of the EVM payer, its channel records in
+ * PAYER_CHANNELS_DIR (default {@link DEFAULT_CHANNELS_DIR}), reading the chain at EVM_RPC_URL.
+ */
+function readChannels(keys: PayerKeys, env: NodeJS.ProcessEnv): BatchSettlementEvmScheme {
+  const rpcUrl = env.EVM_RPC_URL
+  if (!rpcUrl) {
+    throw new UsageError(
+      'EVM_RPC_URL is not set (batch-settlement reads the channel from the Base chain: a JSON-RPC URL)',
+    )
+  }
+  return channelScheme(keys.evmPrivateKey as Hex, {
+    rpcUrl,
+    directory: env.PAYER_CHANNELS_DIR || DEFAULT_CHANNELS_DIR,
+  })
 }
 
 function readKeys(rail: 'evm' | 'solana', env: NodeJS.ProcessEnv): PayerKeys {
@@ -181,6 +218,13 @@ function readKeys(rail: 'evm' | 'solana', env: NodeJS.ProcessEnv): PayerKeys {
  * request comes first, as x402 has it; when its 402 carries a failing free `input_check`, the
  * command stops there (exit 1, the 402's envelope on stdout, the issues on stderr) and nothing is
  * signed: the service would refuse the paid request anyway.
+ *
+ * With `--scheme batch-settlement` the EVM key pays from a prepaid channel with the official
+ * client scheme (./payer-channels.ts): the first call deposits the offer's `minDeposit`, later
+ * runs pay by voucher, the channel's record kept in PAYER_CHANNELS_DIR between runs; the status
+ * line says which, with the channel's charged amount. `--refund` asks the service for the
+ * channel's unclaimed rest ({@link refund}). A 402 without a `batch-settlement` offer stops the
+ * command before anything is signed (exit 1).
  *
  * When the paid request answers `503 settlement_unknown` (the tool ran, the settlement's outcome
  * is unknown) or `409 payment_in_progress`, the command resends the very same request, same
@@ -228,7 +272,8 @@ async function pay(
     if (error instanceof UsageError) throw error
     throw new UsageError((error as Error).message.replace(/\. To specify a positional .*$/s, ''))
   }
-  const { rail, url, toolName, body } = parsed
+  const { rail, scheme, url, body } = parsed
+  const toolName = parsed.toolName ?? (parsed.refund && !parsed.help ? 'hash' : undefined)
   if (toolName === undefined) {
     // Only `--help` alone gets here: without it, parseCommandLine asks for the tool.
     out.stdout(`${PAY_USAGE}\n`)
@@ -245,9 +290,13 @@ async function pay(
     return 0
   }
   const keys = readKeys(rail, env)
+  const channels = scheme === 'batch-settlement' ? readChannels(keys, env) : undefined
   const base = (url ?? env.SERVICE_URL ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '')
+  if (parsed.refund && channels) return refund(channels, `${base}${tool.path}`, out, fetchImpl)
 
   let paid = false
+  // Payments signed: two when a channel's corrective 402 made the client resync and sign again.
+  let signatures = 0
   // The paid request as the official client sent it, to resend it unchanged (same signature).
   let signedRequest: Request | undefined
   // Under the official client: stop at a 402 whose free input check failed (before the client
@@ -256,7 +305,10 @@ async function pay(
     const request =
       input instanceof Request && init === undefined ? input : new Request(input, init)
     const signed = request.headers.has('PAYMENT-SIGNATURE')
-    if (signed) signedRequest = request.clone()
+    if (signed) {
+      signedRequest = request.clone()
+      signatures++
+    }
     const res = await fetchImpl(request)
     paid ||= signed
     if (res.status === 402 && !signed) {
@@ -265,10 +317,17 @@ async function pay(
         .json()
         .catch(() => undefined)) as PaymentRequiredBody | undefined
       if (envelope?.input_check?.valid === false) throw new BodyRefused(envelope)
+      const header = res.headers.get('PAYMENT-REQUIRED')
+      if (channels && header) {
+        const { accepts } = decodePaymentRequiredHeader(header)
+        if (!accepts.some((a) => a.scheme === 'batch-settlement')) {
+          throw new SchemeNotOffered(accepts.map((a) => `${a.scheme} on ${a.network}`))
+        }
+      }
     }
     return res
   }
-  const client = wrapFetchWithPayment(checked, await payerClient(keys, rail))
+  const client = wrapFetchWithPayment(checked, await payerClient(keys, rail, channels))
   const started = performance.now()
   let res: Response
   try {
@@ -278,6 +337,13 @@ async function pay(
       body,
     })
   } catch (error) {
+    if (error instanceof SchemeNotOffered) {
+      out.stderr(
+        `pay: the service offers no batch-settlement (it offers ${error.offered.join(', ') || 'nothing'}), ` +
+          'so nothing was signed or paid: pay with --scheme exact\n',
+      )
+      return 1
+    }
     if (!(error instanceof BodyRefused)) throw error
     const issues = (error.envelope.input_check?.errors ?? [])
       .map((e) => `  ${e.path || '(body)'}: ${e.message}\n`)
@@ -304,8 +370,9 @@ async function pay(
     res = await fetchImpl(signedRequest.clone())
   }
   const ms = Math.round(performance.now() - started)
+  const resynced = signatures > 1 ? ' -> 402 (the channel resynced) -> sign -> paid request' : ''
   const flow = paid
-    ? `402 -> sign -> paid request${retries ? ` -> ${retries} resend${retries > 1 ? 's' : ''} of the same payment` : ''}`
+    ? `402 -> sign -> paid request${resynced}${retries ? ` -> ${retries} resend${retries > 1 ? 's' : ''} of the same payment` : ''}`
     : 'no payment made'
   out.stderr(`HTTP ${res.status} in ${ms} ms (${flow})\n`)
   const unresolved = await codeOf(res)
@@ -325,7 +392,11 @@ async function pay(
   }
   const header = res.headers.get('PAYMENT-RESPONSE')
   const settled = header ? decodePaymentResponseHeader(header) : undefined
-  if (settled) {
+  const sent = signedRequest?.headers.get('PAYMENT-SIGNATURE')
+  const line =
+    settled?.success && sent ? channelLine(settled, decodePaymentSignatureHeader(sent)) : undefined
+  if (line) out.stderr(`${line}\n`)
+  else if (settled) {
     out.stderr(
       `settled: ${settled.success} on ${settled.network}, transaction ${settled.transaction}\n`,
     )
@@ -390,12 +461,17 @@ async function checkReceipt(
   }
 }
 
+/** The schemes `npm run pay` pays with (`--scheme`). */
+const SCHEMES = ['exact', 'batch-settlement'] as const
+
 function parseCommandLine(argv: readonly string[]) {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
     options: {
       rail: { type: 'string', default: 'evm' },
+      scheme: { type: 'string' },
+      refund: { type: 'boolean', default: false },
       url: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -404,12 +480,73 @@ function parseCommandLine(argv: readonly string[]) {
   // `npm run pay -- help` and `npm run pay -- help hash` read as `--help`.
   const help = values.help || first === 'help'
   const toolName = first === 'help' && positionals.length <= 2 ? positionals[1] : first
-  if (help) return { help, rail: 'evm', url: values.url, toolName, body } as const
-  if (!toolName) throw new UsageError('name the tool to call')
+  const { refund } = values
+  if (help) {
+    return { help, refund, rail: 'evm', scheme: 'exact', url: values.url, toolName, body } as const
+  }
+  // A refund is of a prepaid channel: batch-settlement, Base, and no body to send.
+  const scheme = values.scheme ?? (refund ? 'batch-settlement' : 'exact')
+  if (!(SCHEMES as readonly string[]).includes(scheme)) {
+    throw new UsageError(
+      `--scheme must be exact or batch-settlement, not ${JSON.stringify(scheme)}`,
+    )
+  }
+  if (refund && scheme !== 'batch-settlement') {
+    throw new UsageError('--refund is of a prepaid channel: --scheme batch-settlement')
+  }
+  if (refund && positionals.length > 1) {
+    throw new UsageError(
+      `--refund takes a tool at most, not a body: ${positionals.slice(1).join(' ')}`,
+    )
+  }
+  if (!toolName && !refund) throw new UsageError('name the tool to call')
   if (extra.length) throw new UsageError(`unexpected arguments after the body: ${extra.join(' ')}`)
   const rail = values.rail
   if (rail !== 'evm' && rail !== 'solana') {
     throw new UsageError(`--rail must be evm or solana, not ${JSON.stringify(rail)}`)
   }
-  return { help, rail, url: values.url, toolName, body } as const
+  if (scheme === 'batch-settlement' && rail !== 'evm') {
+    throw new UsageError('--scheme batch-settlement pays on Base only: --rail evm')
+  }
+  return {
+    help,
+    refund,
+    rail,
+    scheme: scheme as (typeof SCHEMES)[number],
+    url: values.url,
+    toolName,
+    body,
+  } as const
+}
+
+/**
+ * `npm run pay -- --refund`: the official client's refund of the payer's channel with the service
+ * (`scheme.refund(url)`: a GET on a paid route, then the same GET with a refund voucher on the
+ * channel's charged amount); the service claims what was charged and the escrow sends the rest
+ * back to the payer in one transaction. Prints the refund's SettleResponse on stdout.
+ *
+ * @returns 0 when refunded, 1 when refused (the SDK's message on stderr: e.g. nothing to refund)
+ */
+async function refund(
+  channels: BatchSettlementEvmScheme,
+  url: string,
+  out: PayOutput,
+  fetchImpl: typeof fetch,
+): Promise<number> {
+  let settled: SettleResponse
+  try {
+    settled = await channels.refund(url, { fetch: fetchImpl })
+  } catch (error) {
+    out.stderr(`pay: no refund: ${error instanceof Error ? error.message : String(error)}\n`)
+    return 1
+  }
+  const state = (settled.extra as { channelState?: { channelId?: string } } | undefined)
+    ?.channelState
+  const channel = state?.channelId ? ` of channel ${shortChannel(state.channelId)}` : ''
+  out.stderr(
+    `refunded${channel} on ${settled.network}: transaction ${settled.transaction}; what the ` +
+      'service had not charged is back in the payer wallet\n',
+  )
+  out.stdout(`${JSON.stringify(settled, null, 2)}\n`)
+  return 0
 }

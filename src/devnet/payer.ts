@@ -1,6 +1,7 @@
 import { createKeyPairSignerFromBytes } from '@solana/kit'
 import { x402Client } from '@x402/core/client'
-import type { Network, PaymentRequirements } from '@x402/core/types'
+import type { Network, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types'
+import type { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { wrapFetchWithPayment } from '@x402/fetch'
 import { ExactSvmScheme } from '@x402/svm/exact/client'
@@ -36,16 +37,24 @@ export interface PayerKeys {
  * EIP-712 domain come from the offer), and the Solana key for mainnet and devnet unless a network
  * is given, so one payer serves either stage.
  *
+ * Given `channels` (the `batch-settlement` client scheme of the same EVM key, from
+ * `channelScheme` in ./payer-channels.ts), the EVM key pays with it instead of `exact`: a deposit
+ * into a prepaid channel first, vouchers after; a 402 without a `batch-settlement` offer on the
+ * EVM rail then cannot be paid on that rail.
+ *
  * @param keys - the payer's keys (a Solana payer needs the RPC for the mint and blockhash)
  * @param preference - the rail to choose when both are offered
+ * @param channels - the EVM key's `batch-settlement` scheme, to pay by voucher
  */
 export async function payerClient(
   keys: PayerKeys,
   preference: Preference = 'evm',
+  channels?: BatchSettlementEvmScheme,
 ): Promise<x402Client> {
   const client = new x402Client(prefer(preference))
   if (keys.evmPrivateKey) {
-    const scheme = new ExactEvmScheme(privateKeyToAccount(keys.evmPrivateKey))
+    const scheme: SchemeNetworkClient =
+      channels ?? new ExactEvmScheme(privateKeyToAccount(keys.evmPrivateKey))
     for (const { evm } of Object.values(STAGE_NETWORKS)) client.register(evm.network, scheme)
   }
   if (keys.solana) {
@@ -60,12 +69,17 @@ export async function payerClient(
 }
 
 /**
- * `fetch` that pays 402s with the official `@x402/fetch` wrapper.
+ * `fetch` that pays 402s with the official `@x402/fetch` wrapper (by voucher on the EVM rail when
+ * given the `batch-settlement` scheme: see {@link payerClient}).
  *
  * @example
  * const pay = await paidFetch({ evmPrivateKey: stack.evm.payers[0].privateKey })
  * const res = await pay(`${baseUrl}/hash`, { method: 'POST', body: '{"input":"abc"}' })
  */
-export async function paidFetch(keys: PayerKeys, preference: Preference = 'evm') {
-  return wrapFetchWithPayment(fetch, await payerClient(keys, preference))
+export async function paidFetch(
+  keys: PayerKeys,
+  preference: Preference = 'evm',
+  channels?: BatchSettlementEvmScheme,
+) {
+  return wrapFetchWithPayment(fetch, await payerClient(keys, preference, channels))
 }

@@ -1,5 +1,9 @@
 import { type FacilitatorClient, x402ResourceServer } from '@x402/core/server'
-import type { PaymentRequirements, ResourceServerExtension } from '@x402/core/types'
+import type {
+  PaymentRequirements,
+  ResourceServerExtension,
+  SchemeNetworkServer,
+} from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm/exact/server'
 import { ExactSvmScheme } from '@x402/svm/exact/server'
 import { describeError, logger } from '../logger.js'
@@ -17,6 +21,21 @@ export interface Rail {
   asset: string
   payTo: string
   extra: Record<string, unknown>
+}
+
+/**
+ * A second way to pay on a rail, offered beside its `exact` in every 402 when the facilitator
+ * supports it: the `batch-settlement` channels of src/channels/ on Base.
+ */
+export interface ExtraScheme {
+  /** The rail it is offered on. */
+  rail: Rail['id']
+  /** The SDK's server scheme, registered on every resource server the link builds. */
+  scheme: SchemeNetworkServer
+  /** Its own fields of the requirements' `extra` (e.g. `minDeposit`, atomic units). */
+  extra: Record<string, unknown>
+  /** Whether it may be offered now (e.g. its escrow check passed); read at every offer. */
+  offered(): boolean
 }
 
 /**
@@ -39,7 +58,10 @@ export interface LiveState {
   server: x402ResourceServer
   /** Configured rails that the facilitator supports (SVM ones carry its feePayer). */
   liveRails: Rail[]
-  /** PaymentRequirements per atomic price, one per live rail, in rail order. */
+  /**
+   * PaymentRequirements per atomic price: per live rail in rail order, its `exact` entry, then
+   * its extra schemes the facilitator supports and that are offered now.
+   */
   accepts(atomicPrice: string): Promise<PaymentRequirements[]>
 }
 
@@ -93,6 +115,8 @@ export interface FacilitatorLinkOptions {
   client?: (FacilitatorClient & Partial<FacilitatorRoutes>) | undefined
   /** Configured rails in advertising order. */
   rails: Rail[]
+  /** Extra schemes offered beside `exact` (src/channels/), if any. */
+  schemes?: readonly ExtraScheme[]
   /** Seconds a client has to complete payment (PaymentRequirements.maxTimeoutSeconds). */
   maxTimeoutSeconds?: number
   /**
@@ -136,6 +160,11 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
     for (const rail of options.rails) {
       server.register(rail.network, rail.id === 'evm' ? new ExactEvmScheme() : new ExactSvmScheme())
     }
+    const extras = (options.schemes ?? []).flatMap((extra) => {
+      const rail = options.rails.find((r) => r.id === extra.rail)
+      return rail ? [{ ...extra, rail }] : []
+    })
+    for (const extra of extras) server.register(extra.rail.network, extra.scheme)
     for (const extension of options.extensions ?? []) server.registerExtension(extension)
     await server.initialize()
     const liveRails = options.rails.filter((rail) => {
@@ -144,29 +173,52 @@ export function createFacilitatorLink(options: FacilitatorLinkOptions): Facilita
         kind !== undefined && (rail.id !== 'solana' || typeof kind.extra?.feePayer === 'string')
       )
     })
+    const liveExtras = extras.filter(
+      (extra) =>
+        liveRails.includes(extra.rail) &&
+        server.getSupportedKind(2, extra.rail.network, extra.scheme.scheme) !== undefined,
+    )
     const cache = new Map<string, Promise<PaymentRequirements[]>>()
     liveRevision = revision
+    const build = async (rail: Rail, scheme: string, price: string, extra = {}) => {
+      const [req] = await server.buildPaymentRequirements({
+        scheme,
+        network: rail.network,
+        payTo: rail.payTo,
+        // Atomic units, never a dollar string: the SDK reads a bare string as dollars.
+        price: { amount: price, asset: rail.asset, extra: { ...rail.extra, ...extra } },
+        maxTimeoutSeconds,
+      })
+      if (!req) throw new Error(`no ${scheme} requirements built for ${rail.network}`)
+      return req
+    }
     return {
       server,
       liveRails,
       accepts(atomicPrice) {
-        let built = cache.get(atomicPrice)
+        const offered = liveExtras.filter((extra) => extra.offered())
+        const key = `${atomicPrice} ${offered.map((extra) => extra.scheme.scheme).join(',')}`
+        let built = cache.get(key)
         if (!built) {
           built = Promise.all(
-            liveRails.map(async (rail) => {
-              const [req] = await server.buildPaymentRequirements({
-                scheme: 'exact',
-                network: rail.network,
-                payTo: rail.payTo,
-                // Atomic units, never a dollar string: the SDK reads a bare string as dollars.
-                price: { amount: atomicPrice, asset: rail.asset, extra: { ...rail.extra } },
-                maxTimeoutSeconds,
-              })
-              if (!req) throw new Error(`no requirements built for ${rail.network}`)
-              return req
-            }),
-          )
-          cache.set(atomicPrice, built)
+            liveRails.flatMap((rail) => [
+              build(rail, 'exact', atomicPrice),
+              ...offered
+                .filter((extra) => extra.rail === rail)
+                .map((extra) =>
+                  // An extra scheme that cannot be offered leaves `exact` offered alone.
+                  build(rail, extra.scheme.scheme, atomicPrice, extra.extra).catch((error) => {
+                    logger.warn(
+                      { scheme: extra.scheme.scheme, err: describeError(error) },
+                      'extra scheme not offered',
+                    )
+                    return undefined
+                  }),
+                ),
+            ]),
+          ).then((reqs) => reqs.filter((req): req is PaymentRequirements => req !== undefined))
+          built.catch(() => cache.delete(key))
+          cache.set(key, built)
         }
         return built
       },

@@ -12,7 +12,7 @@ import type { ToolDefinition } from '../tools/types.js'
 import { registerDiscovery } from './discovery.js'
 import type { Drain } from './drain.js'
 import { toHttpFailure } from './failures.js'
-import { registerHealth, type TelemetryHealthLike } from './health.js'
+import { type HealthOptions, registerHealth, type TelemetryHealthLike } from './health.js'
 import { registerLanding } from './landing/index.js'
 import { methodAwareNotFound } from './methods.js'
 import { registerPaidRoutes } from './paid-routes.js'
@@ -41,6 +41,10 @@ export interface AppDeps {
   telemetryHealth?: () => TelemetryHealthLike
   /** The shared Redis connection's last-known state for /health; absent without REDIS_URL. */
   redisHealth?: () => RedisState
+  /** The prepaid channels' state for /health; absent when BATCH_SETTLEMENT is off. */
+  channelsHealth?: HealthOptions['channels']
+  /** Whether the prepaid channels' refund flow is served on GET of the paid routes now. */
+  refunds?: () => boolean
   /** Aggregates for GET /stats; absent -> /stats answers 503 telemetry_unavailable. */
   stats?: () => Promise<Stats>
   /**
@@ -145,6 +149,7 @@ export function createApp(deps: AppDeps): Hono {
     devnet: deps.rails?.some((rail) => rail.devnet) ?? false,
     telemetryHealth: deps.telemetryHealth,
     redisHealth: deps.redisHealth,
+    channels: deps.channelsHealth,
   })
   registerStats(app, deps.stats ? { stats: deps.stats } : {})
   registerLanding(app, {
@@ -162,6 +167,8 @@ export function createApp(deps: AppDeps): Hono {
     runner: deps.gate.runner.options,
     ownershipProofs: deps.ownershipProofs,
     rateLimit: deps.rateLimit?.quota,
+    // Channels configured: their refund flow is wired (refunds), so llms.txt describes them.
+    channels: deps.refunds !== undefined,
   })
   if (deps.receipts) {
     registerReceipts(app, { receipts: deps.receipts, tools: deps.tools, runner: deps.gate.runner })

@@ -13,6 +13,7 @@ import {
   SERVER_CARD_MEDIA_TYPE,
   SERVER_CARD_PATH,
 } from '../descriptions/mcp/server-card.js'
+import { X402 } from '../descriptions/service-info.js'
 import type { FacilitatorLink } from '../facilitators/link.js'
 import type { Rail } from '../payment/rails.js'
 import type { ToolRunnerOptions } from '../runner/runner.js'
@@ -41,6 +42,8 @@ export interface DiscoveryDeps {
   ownershipProofs?: readonly string[] | undefined
   /** The rate limit on free work, published as a limit; absent: none. */
   rateLimit?: RateLimitQuota | undefined
+  /** Prepaid channels are configured (BATCH_SETTLEMENT): llms.txt says how to pay by voucher. */
+  channels?: boolean | undefined
 }
 
 /** Free GET paths that crawlers may fetch (robots.txt `Allow`), besides the landing page. */
@@ -105,6 +108,7 @@ export function registerDiscovery(app: Hono, deps: DiscoveryDeps): void {
     maxBodyBytes: deps.maxBodyBytes,
     limits,
     rails,
+    ...(deps.channels ? { channels: true } : {}),
   })
   const wellKnown = JSON.stringify(
     buildWellKnown({ ...base, ownershipProofs: deps.ownershipProofs, rails }),
@@ -122,12 +126,31 @@ export function registerDiscovery(app: Hono, deps: DiscoveryDeps): void {
   app.get(SERVER_CARD_PATH, (c) => serve(c, serverCard, SERVER_CARD_MEDIA_TYPE, STATIC_MAX_AGE))
   app.get(MCP_CATALOG_PATH, (c) => serve(c, mcpCatalog, 'application/json', STATIC_MAX_AGE))
   app.get('/capabilities', async (c) => {
-    // ready() is cached while the facilitator is healthy, and fails fast while it is down.
-    const networks = await deps.link.ready().then(
-      (state) => new Set(state.liveRails.map((rail) => rail.network)),
-      () => new Set<string>(),
+    // ready() is cached while the facilitator is healthy, and fails fast while it is down; the
+    // offered requirements are cached per price and per scheme set.
+    const offered = await deps.link.ready().then(
+      async (state) => {
+        const accepts = await state.accepts(deps.tools[0]?.price ?? '0')
+        return new Map(
+          state.liveRails.map((rail) => {
+            const own = accepts.filter((a) => a.network === rail.network)
+            const minDeposit = own.find((a) => a.scheme !== X402.scheme)?.extra?.minDeposit
+            return [
+              rail.network,
+              {
+                schemes: own.map((a) => a.scheme),
+                ...(typeof minDeposit === 'string' ? { minDeposit } : {}),
+              },
+            ] as const
+          }),
+        )
+      },
+      () => new Map<string, { schemes: string[]; minDeposit?: string }>(),
     )
-    const live = rails.filter((rail) => networks.has(rail.network))
+    const live = rails.flatMap((rail) => {
+      const schemes = offered.get(rail.network)
+      return schemes ? [{ ...rail, ...schemes }] : []
+    })
     return serve(c, JSON.stringify(capabilities(live)), 'application/json', LIVE_MAX_AGE)
   })
 }

@@ -83,6 +83,7 @@ describe('GET /health', () => {
         rails: { status: 'degraded', networks: BOTH.map((r) => ({ ...r, live: false })) },
         telemetry: { status: 'not_configured' },
         redis: { status: 'not_configured' },
+        channels: { status: 'not_configured' },
       },
     })
   })

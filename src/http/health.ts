@@ -5,6 +5,27 @@ import type { FacilitatorLink } from '../facilitators/link.js'
 import type { FacilitatorReport } from '../facilitators/types.js'
 import type { RedisState } from '../redis.js'
 
+/** What the prepaid channels report about themselves, without I/O (`Channels.status()`). */
+export interface ChannelsHealthLike {
+  offered: boolean
+  reason?: string
+  storage: 'redis' | 'file'
+  manager: {
+    role: 'holder' | 'standby'
+    channels: number
+    unclaimed: string
+    oldestUnclaimedSeconds: number
+    lastClaimAt?: number
+    lastError?: string
+  }
+}
+
+/**
+ * How long the oldest unclaimed voucher may wait, in claim intervals, before the channels are
+ * reported degraded (claims fail or fall behind).
+ */
+export const CLAIM_LAG_INTERVALS = 3
+
 /** What telemetry reports about itself, without I/O (`Telemetry.health()`). */
 export interface TelemetryHealthLike {
   status: 'ok' | 'degraded'
@@ -18,6 +39,8 @@ export interface HealthOptions {
   redisHealth?: (() => RedisState) | undefined
   /** The rails are simulated on a local devnet (X402_DEVNET): the report says so first. */
   devnet?: boolean
+  /** The prepaid channels and their claim interval in seconds; absent when not configured. */
+  channels?: { status(): ChannelsHealthLike; claimIntervalSeconds: number } | undefined
 }
 
 /** Why one facilitator makes the report degraded, naming its host and auth mode; or nothing. */
@@ -83,6 +106,9 @@ export function checkHealth(options: HealthOptions): Health {
     reasons.push('the shared Redis is unreachable: paid calls answer 503 guard_unavailable')
   }
 
+  const channels = channelsCheck(options.channels)
+  if (channels.status === 'degraded' && channels.reason) reasons.push(channels.reason)
+
   return {
     status: reasons.length === 0 ? 'ok' : 'degraded',
     ...(options.devnet ? { devnet: `The payment networks are ${DEVNET_WORDS}.` } : {}),
@@ -127,6 +153,7 @@ export function checkHealth(options: HealthOptions): Health {
             ...(redis.status === 'down' && redis.lastError ? { reason: redis.lastError } : {}),
           }
         : { status: 'not_configured' },
+      channels,
     },
   }
 }
@@ -153,4 +180,37 @@ export function registerHealth(app: Hono, options: HealthOptions): void {
     c.header('Cache-Control', 'no-store')
     return c.json(health, 200)
   })
+}
+
+/**
+ * The channels' check: `not_offered` with its reason (not a fault of the service: exact is still
+ * offered); `degraded` when this instance holds the manager and its oldest unclaimed voucher has
+ * waited {@link CLAIM_LAG_INTERVALS} claim intervals, or its last job failed.
+ */
+function channelsCheck(channels: HealthOptions['channels']): Health['checks']['channels'] {
+  if (!channels) return { status: 'not_configured' }
+  const { offered, reason, storage, manager } = channels.status()
+  const lagging =
+    manager.role === 'holder' &&
+    manager.oldestUnclaimedSeconds > CLAIM_LAG_INTERVALS * channels.claimIntervalSeconds
+  const status = !offered ? 'not_offered' : lagging || manager.lastError ? 'degraded' : 'ok'
+  return {
+    status,
+    ...(status === 'not_offered' && reason ? { reason } : {}),
+    ...(status === 'degraded'
+      ? {
+          reason: lagging
+            ? `channel claims fall behind: the oldest unclaimed voucher is ${manager.oldestUnclaimedSeconds} s old`
+            : `channel manager: ${manager.lastError}`,
+        }
+      : {}),
+    storage,
+    manager: manager.role,
+    channels: manager.channels,
+    unclaimed_atomic: manager.unclaimed,
+    oldest_unclaimed_s: manager.oldestUnclaimedSeconds,
+    ...(manager.lastClaimAt === undefined
+      ? {}
+      : { last_claim_at: new Date(manager.lastClaimAt).toISOString() }),
+  }
 }

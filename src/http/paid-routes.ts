@@ -21,6 +21,13 @@ export interface PaidRoutesOptions {
    * none when absent.
    */
   responseHeaders?: (c: Context) => Promise<Readonly<Record<string, string>>>
+  /**
+   * Whether the prepaid channels' refund flow is served on `GET <tool.path>` now (the official
+   * `batch-settlement` client probes and refunds with GET): unpaid, the tool's 402; with a refund
+   * voucher, the refund. Nothing else is served on GET, and while it answers false (or absent)
+   * GET is refused 405 as any method but POST.
+   */
+  refunds?: () => boolean
 }
 
 /**
@@ -114,5 +121,43 @@ export function registerPaidRoutes(app: Hono, options: PaidRoutesOptions): void 
         })
       }
     })
+    const refunds = options.refunds
+    // A middleware, not a GET route: the route table's `Allow` stays POST while refunds are off.
+    if (refunds) {
+      app.use(tool.path, async (c, next) => {
+        if (c.req.method !== 'GET' || !refunds()) return next()
+        const header = c.req.header('PAYMENT-SIGNATURE')
+        const call = {
+          tool,
+          transport: 'http' as const,
+          resource,
+          ...(extensions ? { extensions } : {}),
+        }
+        try {
+          // Unpaid: the tool's 402, which the refund flow reads its channel offer from.
+          if (header === undefined) await gate.execute(call)
+          const settlement = await gate.refund({ ...call, payment: { header: header as string } })
+          const body = {
+            ok: true,
+            result: {
+              refunded: true,
+              transaction: settlement.transaction,
+              network: settlement.network,
+            },
+          }
+          return plainResponse(JSON.stringify(body), 200, await common(c), {
+            ...requestIdHeader(c),
+            'payment-response': settlementHeader(settlement),
+            'cache-control': 'no-store',
+          })
+        } catch (error) {
+          const failure = toHttpFailure(error)
+          return plainResponse(JSON.stringify(failure.body), failure.status, await common(c), {
+            ...requestIdHeader(c),
+            ...lowerCased(failure.headers),
+          })
+        }
+      })
+    }
   }
 }

@@ -101,6 +101,12 @@ export interface GaugeSources {
    * settlement resolver last counted them (every store instance's, not only this one's).
    */
   settlements?: () => { unresolved: number }
+  /**
+   * The prepaid channels, as the channel manager last surveyed them: atomic USDC accepted by
+   * voucher and not yet claimed, the oldest unclaimed voucher's age in seconds, and whether this
+   * instance holds the manager's lease.
+   */
+  channels?: () => { unclaimedAtomic: string; oldestUnclaimedSeconds: number; holder: boolean }
 }
 
 /** Options of {@link createMetrics}. */
@@ -156,9 +162,15 @@ export interface Metrics {
   /** Counts a 429: `rate_limited_total`. */
   rateLimited(): void
   /**
+   * Counts a channel manager transaction: `x402_channel_jobs_total{job, result}` (claim, settle,
+   * refund; ok, error), and the vouchers a claim held: `x402_channel_claimed_vouchers_total`.
+   */
+  channelJob(job: 'claim' | 'settle' | 'refund', result: 'ok' | 'error', vouchers?: number): void
+  /**
    * Sets what the gauges read at each scrape: `tool_pool_busy_workers`, `tool_pool_queue_depth`,
    * `tool_pool_workers`, `telemetry_store_up`, `telemetry_buffered_events`, `redis_up`,
-   * `settlements_unresolved`. A gauge
+   * `settlements_unresolved`, `x402_channel_unclaimed_atomic`,
+   * `x402_channel_oldest_unclaimed_seconds`, `x402_channel_manager_holder`. A gauge
    * whose source is not given is not exported.
    */
   watch(sources: GaugeSources): void
@@ -295,6 +307,21 @@ export function createMetrics(options: MetricsOptions): Metrics {
     registers,
   })
 
+  const channelJobs = new Counter({
+    name: 'x402_channel_jobs_total',
+    help: 'Channel manager transactions (batch-settlement) by job (claim, settle, refund) and result.',
+    labelNames: ['job', 'result'] as const,
+    registers,
+  })
+  const claimedVouchers = new Counter({
+    name: 'x402_channel_claimed_vouchers_total',
+    help: 'Vouchers claimed on chain by the channel manager.',
+    registers,
+  })
+  for (const job of ['claim', 'settle', 'refund']) {
+    for (const result of ['ok', 'error']) channelJobs.inc({ job, result }, 0)
+  }
+
   for (const n of options.networks) {
     settled.inc({ network: n }, 0)
     for (const t of options.tools) {
@@ -321,7 +348,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     readers.set(name, read)
   }
   const watch = (sources: GaugeSources) => {
-    const { pool, telemetry, redis, settlements } = sources
+    const { pool, telemetry, redis, settlements, channels } = sources
     if (pool) {
       gauge('tool_pool_busy_workers', 'Tool workers running a call now.', () => pool().busy)
       gauge('tool_pool_queue_depth', 'Tool calls waiting for a worker now.', () => pool().queued)
@@ -342,6 +369,23 @@ export function createMetrics(options: MetricsOptions): Metrics {
         'settlements_unresolved',
         'Settlements in doubt (sent, outcome unknown) for more than 5 minutes, as the settlement resolver last counted them in the ledger.',
         () => settlements().unresolved,
+      )
+    }
+    if (channels) {
+      gauge(
+        'x402_channel_unclaimed_atomic',
+        'USDC accepted by voucher and not yet claimed on chain, in atomic units (6 decimals).',
+        () => Number(channels().unclaimedAtomic),
+      )
+      gauge(
+        'x402_channel_oldest_unclaimed_seconds',
+        'Age of the oldest voucher not yet claimed on chain, in seconds; 0 when none.',
+        () => channels().oldestUnclaimedSeconds,
+      )
+      gauge(
+        'x402_channel_manager_holder',
+        '1 while this instance holds the channel manager lease (claims, settles, refunds), else 0.',
+        () => (channels().holder ? 1 : 0),
       )
     }
     if (redis) {
@@ -396,6 +440,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     rateLimited() {
       rateLimited.inc()
+    },
+    channelJob(job, result, vouchers) {
+      channelJobs.inc({ job, result })
+      if (vouchers) claimedVouchers.inc(vouchers)
     },
     watch,
     async scrape() {

@@ -1,3 +1,4 @@
+import type { PaymentRequirements } from '@x402/core/types'
 import { systemEnv } from '../tools/types.js'
 import type { Answer, GateParts, PaidContext } from './call.js'
 import { claimCall } from './claim.js'
@@ -9,9 +10,9 @@ import { CLOCK_SKEW_SECONDS } from './payment-shape.js'
 import { readPayment } from './presented.js'
 import { chargeBefore } from './quota.js'
 import { withReceipt } from './receipt.js'
+import { refundChannel } from './refund.js'
 import { answerHeld } from './replay.js'
 import { runTool } from './run.js'
-import { settleCall } from './settle.js'
 import {
   DEFAULT_LEDGER_HOLD_MS,
   DEFAULT_REPLAY_LIMIT,
@@ -21,6 +22,7 @@ import {
   type PaymentGateOptions,
 } from './types.js'
 import { verifyCall } from './verify.js'
+import { settleStepOf, voucherOf } from './voucher.js'
 
 export { MAX_PAYMENT_BYTES } from './presented.js'
 export type { ClientQuota } from './quota.js'
@@ -64,7 +66,7 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     const state = await link.ready()
     const offer = await offerOf(state, call)
     const presented = await readPayment(payment, state, offer, Math.floor(now() / 1000))
-    outcome.rail = { network: presented.matched.network, amount: presented.matched.amount }
+    outcome.rail = railOf(presented.matched)
     const checked = await checkInput(runner, call)
     const ctx = contextOf(parts, now(), { call, state, offer, presented, checked, outcome })
     const held = await claimCall(parts.guard, ctx)
@@ -72,14 +74,25 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     return delivered(parts, ctx, answer)
   }
 
-  /** A call whose keys are all its own: verify, run, settle. */
+  /** A call whose keys are all its own: verify, run, settle (or charge its voucher). */
   async function pay(ctx: PaidContext): Promise<Answer> {
     const payer = await verifyCall(parts, ctx)
     const ran = await runTool(parts, ctx)
-    return { ...ran, settlement: await settleCall(parts, ctx, payer) }
+    return { ...ran, settlement: await settleStepOf(ctx)(parts, ctx, payer) }
   }
 
-  return { execute, link, runner }
+  return {
+    execute,
+    refund: async (call) => refundChannel(link, offerOf, call, now() / 1000),
+    link,
+    runner,
+  }
+}
+
+/** What a call's outcome records of the requirements its payment matched. */
+function railOf(matched: PaymentRequirements): NonNullable<CallOutcome['rail']> {
+  const { network, amount, scheme } = matched
+  return { network, amount, ...(scheme === 'batch-settlement' ? { scheme } : {}) }
 }
 
 /** The parts the steps are built with, from the gate's options. */
@@ -139,6 +152,8 @@ async function delivered(parts: GateParts, ctx: PaidContext, answer: Answer): Pr
     inputDigest: ctx.fp.inputDigest,
     result: answer.result,
     nowSeconds: answer.nowSeconds,
+    matched: ctx.presented.matched,
+    ...voucherOf(ctx),
   })
   return {
     result: answer.result,

@@ -10,13 +10,15 @@ import { CLOCK_SKEW_SECONDS } from './payment-shape.js'
  * A ledger that cannot commit does not stop the call (telemetry never fails a paid call): the
  * settle goes on without its intent, as before the ledger existed, and the failure is logged.
  *
- * @returns true when the intent is committed; false without a ledger or when the write failed
+ * @returns true when the intent is committed; false without a ledger, for a scheme other than
+ *   `exact` (a channel deposit), or when the write failed
  * @example if (await writeIntent(parts, ctx)) outcome.count = false // decided later
  */
 export async function writeIntent(parts: GateParts, ctx: PaidContext): Promise<boolean> {
   const { ledger } = parts
-  if (!ledger) return false
   const { presented, call } = ctx
+  // The ledger is the chain judge's: a channel deposit is not judged, its retry asks the facilitator.
+  if (!ledger || presented.matched.scheme !== 'exact') return false
   const now = parts.now()
   try {
     await ledger.intend(

@@ -1,4 +1,9 @@
-import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types'
+import type {
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  ResourceInfo,
+} from '@x402/core/types'
 import type { LiveState } from '../facilitators/link.js'
 import type { Receipts } from '../receipts/index.js'
 import type { ToolRunner } from '../runner/runner.js'
@@ -21,8 +26,12 @@ export interface Offer {
    * and resource, and shared: callers must not change it.
    */
   unpaid(): Promise<PaymentRequired>
-  /** A PaymentRequired whose `error` states why a payment was refused (built per refusal). */
-  refusal(error: string): Promise<PaymentRequired>
+  /**
+   * A PaymentRequired whose `error` states why a payment was refused (built per refusal); given
+   * the payment, its scheme may add what the payer needs to recover (a `batch-settlement`
+   * channel's state after a cumulative mismatch).
+   */
+  refusal(error: string, payment?: PaymentPayload): Promise<PaymentRequired>
 }
 
 /** The parts of a call that decide its offer. */
@@ -61,8 +70,15 @@ export function createOffers(
       ...withPaymentIdentifier(call.extensions),
       ...receipts?.offerReceipt.declaration,
     }
-    const refusal = (error: string) =>
-      state.server.createPaymentRequiredResponse(requirements, call.resource, error, extensions)
+    const refusal = (error: string, payment?: PaymentPayload) =>
+      state.server.createPaymentRequiredResponse(
+        requirements,
+        call.resource,
+        error,
+        extensions,
+        undefined,
+        payment,
+      )
     const unpaid = () => {
       const epoch = receipts?.offerEpoch() ?? 0
       let entry = cache.get(state)

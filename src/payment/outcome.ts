@@ -8,8 +8,11 @@ export interface CallOutcome {
   readonly call: PaidCall
   /** Rate-limit points taken before its work: given back if it settles. */
   charged: number
-  /** The rail's CAIP-2 network and the amount (atomic USDC), once the payment matched one. */
-  rail?: { network: string; amount: string }
+  /**
+   * The rail's CAIP-2 network, the amount (atomic USDC) and the scheme, once the payment matched
+   * one (a channel payment is `batch-settlement`; absent: `exact`).
+   */
+  rail?: { network: string; amount: string; scheme?: 'exact' | 'batch-settlement' }
   /** The keys this call claimed: freed at the exit unless its payment may have moved. */
   claim?: CallRecords
   /** Set by a successful verify: the payer address (for the telemetry event only). */
@@ -33,6 +36,11 @@ export interface CallOutcome {
    * id, which the store keeps once.
    */
   decide?: () => Promise<unknown>
+  /**
+   * Gives back what its verify reserved (a channel's pending request) when the call ends
+   * without a settlement: run at the exit of a call that failed before settling.
+   */
+  cancel?: () => Promise<void>
 }
 
 /** Options of {@link createOutcomes}. */
@@ -95,6 +103,7 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       transport: o.call.transport,
       network: rail.network,
       amount: rail.amount,
+      ...(rail.scheme === 'batch-settlement' ? { scheme: rail.scheme } : {}),
       outcome,
       ...(payer ? { payer } : {}),
       ...(settles && o.eventId ? { id: o.eventId } : {}),
@@ -109,11 +118,15 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
     },
     async close(o, error) {
       const sent = o.settle === 'settled' || o.settle === 'failed' || o.settle === 'unknown'
-      if (error !== undefined && !sent) await o.claim?.release()
+      if (error !== undefined && !sent) {
+        await o.claim?.release()
+        await o.cancel?.()
+      }
       const payer = o.settlement?.payer ?? o.verified?.payer
       if (o.settle === 'settled') {
+        // A channel deposit's settlement moves the deposit, of which the call is charged the price.
         const amount = o.settlement?.amount
-        if (amount && o.rail) o.rail = { ...o.rail, amount }
+        if (amount && o.rail && o.rail.scheme !== 'batch-settlement') o.rail = { ...o.rail, amount }
         if (o.count !== false) await event(o, 'settled', payer)
         await o.decide?.()
         o.call.quota?.reward(o.charged)

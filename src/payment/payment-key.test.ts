@@ -194,3 +194,48 @@ describe('paymentIdentity, Solana exact, as @solana/kit reads the transaction', 
     expect(identityOf(payment({ transaction: '' }), requirements)).toBeUndefined()
   })
 })
+
+describe('paymentIdentity, channels (batch-settlement)', () => {
+  const sha256 = (data: string) => createHash('sha256').update(data).digest('hex')
+  const channel = { ...evm, scheme: 'batch-settlement' }
+  const channelId = `0x${'AB'.repeat(32)}`
+  const voucher = { channelId, maxClaimableAmount: '1000', signature: `0x${'CD'.repeat(65)}` }
+  const deposit = (salt: string, signature: string) => ({
+    type: 'deposit',
+    channelConfig: {},
+    voucher,
+    deposit: {
+      amount: '1000000',
+      authorization: {
+        erc3009Authorization: { validAfter: '0', validBefore: '1740672154', salt, signature },
+      },
+    },
+  })
+  const salt = `0x${'0F'.repeat(32)}`
+  const signed = `0x${'EF'.repeat(65)}`
+  const first = paymentIdentity(payment(deposit(salt, signed)), channel)
+
+  it('names a voucher by network, channel id and cumulative amount; proof: its signature', () => {
+    expect(
+      paymentIdentity(payment({ type: 'voucher', channelConfig: {}, voucher }), channel),
+    ).toEqual({
+      key: `pay:${sha256(`voucher|eip155:8453|${channelId.toLowerCase()}|1000`)}`,
+      proof: sha256(voucher.signature.toLowerCase()),
+    })
+  })
+
+  it('names a deposit by its authorization (network, channel id, salt), not by its voucher', () => {
+    expect(first).toEqual({
+      key: `pay:${sha256(`deposit|eip155:8453|${channelId.toLowerCase()}|${salt.toLowerCase()}`)}`,
+      proof: sha256(`${signed.toLowerCase()}|${voucher.signature.toLowerCase()}`),
+    })
+    // Signed again after a failure (another salt), with the same voucher: another payment.
+    const again = paymentIdentity(payment(deposit(`0x${'1F'.repeat(32)}`, signed)), channel)
+    expect(again.key).not.toBe(first.key)
+    // The same authorization re-cased is the same payment; signed differently, another proof.
+    expect(paymentIdentity(payment(deposit(salt.toLowerCase(), signed)), channel)).toEqual(first)
+    const forged = paymentIdentity(payment(deposit(salt, `0x${'EE'.repeat(65)}`)), channel)
+    expect(forged.key).toBe(first.key)
+    expect(forged.proof).not.toBe(first.proof)
+  })
+})

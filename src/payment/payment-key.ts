@@ -29,6 +29,12 @@ const sha256 = (data: string | Uint8Array) => createHash('sha256').update(data).
  * - Solana (x402 `exact` SVM scheme, `payload.transaction`): the network and the SHA-256 of the
  *   transaction's message bytes, which the payer signed (the wire transaction decoded from Base64,
  *   so that re-encodings agree). Proof: the signatures present, in order.
+ * - A channel voucher (x402 `batch-settlement`): the network, the channel id and the voucher's
+ *   cumulative `maxClaimableAmount`, which grows by the price with every call. Proof: the
+ *   lower-cased voucher signature.
+ * - A channel deposit: the network, the channel id and the `salt` of its ERC-3009 authorization
+ *   (whose nonce the SDK derives from both), so that a deposit that failed can be signed again
+ *   with the same voucher. Proof: the authorization's and the voucher's signatures, lower-cased.
  *
  * @param payment - a payment that passed `checkPaymentShape` (payment-shape.ts)
  * @param matched - the offered requirements it matched (network and asset come from here)
@@ -41,6 +47,21 @@ export function paymentIdentity(
 ): PaymentIdentity | undefined {
   const payload = payment.payload
   const network = matched.network
+  if ('channelConfig' in payload) {
+    const { channelId, maxClaimableAmount, signature } = payload.voucher
+    if (payload.type === 'deposit') {
+      const { salt, signature: authorized } = payload.deposit.authorization.erc3009Authorization
+      return identity(
+        `deposit|${network}|${channelId.toLowerCase()}|${salt.toLowerCase()}`,
+        `${authorized.toLowerCase()}|${signature.toLowerCase()}`,
+      )
+    }
+    // One cumulative amount of one channel is one call: a later call signs a higher amount.
+    return identity(
+      `voucher|${network}|${channelId.toLowerCase()}|${maxClaimableAmount}`,
+      signature.toLowerCase(),
+    )
+  }
   if ('authorization' in payload) {
     const { from, nonce } = payload.authorization
     return identity(

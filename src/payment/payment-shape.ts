@@ -1,6 +1,13 @@
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { z } from 'zod'
 import { type JsonBounds, jsonBoundExceeded } from '../json-bounds.js'
+import {
+  BATCH_SETTLEMENT,
+  type ChannelPayload,
+  CORRECTIVE_EXTRA,
+  channelPayloadShape,
+  checkChannelPayload,
+} from './voucher-shape.js'
 
 /**
  * Largest PaymentPayload accepted, in bytes of its JSON (32 KiB), and of the Base64
@@ -86,8 +93,9 @@ const svmShape = z.strictObject({
 })
 
 /**
- * The x402 v2 PaymentPayload, and nothing more; its `payload` is checked against the scheme of the
- * network it names (`accepted.network`): {@link eip3009Shape} on `eip155:*`, {@link svmShape}
+ * The x402 v2 PaymentPayload, and nothing more; its `payload` is checked against the scheme and
+ * network it names (`accepted`): `batch-settlement` on `eip155:*` against the channel payloads
+ * (voucher-shape.ts); `exact` against {@link eip3009Shape} on `eip155:*`, {@link svmShape}
  * otherwise.
  */
 const paymentShape = z.strictObject({
@@ -109,13 +117,13 @@ export type Eip3009Payload = z.infer<typeof eip3009Shape>
 
 /** A PaymentPayload that passed {@link checkPaymentShape}. */
 export type ShapedPayment = Omit<PaymentPayload, 'payload'> & {
-  payload: Eip3009Payload | z.infer<typeof svmShape>
+  payload: Eip3009Payload | z.infer<typeof svmShape> | ChannelPayload
 }
 
 /**
  * Checks a decoded PaymentPayload before any SDK function sees it: first its bounds
  * ({@link PAYMENT_BOUNDS}, one linear walk), then its shape: x402 v2, `exact` on EVM (EIP-3009) or
- * Solana, no member we do not know (extensions aside: their keys are checked against ours by the
+ * Solana, or `batch-settlement` on EVM (a deposit, voucher or refund), no member we do not know (extensions aside: their keys are checked against ours by the
  * caller), amounts in decimal digits.
  *
  * @returns the payment, typed, or the reason it is refused (for an `invalid_payment` message)
@@ -128,20 +136,32 @@ export function checkPaymentShape(
   if (excess) return { problem: `The payment is out of bounds: ${excess}` }
   const parsed = paymentShape.safeParse(value)
   if (!parsed.success) return { problem: notAPayment(parsed.error.issues[0]) }
-  const evm = parsed.data.accepted.network.startsWith('eip155:')
-  const payload = (evm ? eip3009Shape : svmShape).safeParse(parsed.data.payload)
+  const { network, scheme } = parsed.data.accepted
+  const evm = network.startsWith('eip155:')
+  const channel = evm && scheme === BATCH_SETTLEMENT
+  const payload = (channel ? channelPayloadShape : evm ? eip3009Shape : svmShape).safeParse(
+    parsed.data.payload,
+  )
   if (!payload.success) {
     const issue = payload.error.issues[0]
-    return { problem: notAPayment(issue && { ...issue, path: ['payload', ...issue.path] }) }
+    return {
+      problem: notAPayment(
+        issue && { ...issue, path: ['payload', ...issue.path] },
+        channel ? BATCH_SETTLEMENT : 'exact',
+      ),
+    }
   }
   // Checked, but used as received: the facilitator gets what the payer signed and sent.
   return { payment: value as ShapedPayment }
 }
 
 /** The refusal of a value that is not a PaymentPayload, naming its first issue and where. */
-function notAPayment(issue: { message: string; path: PropertyKey[] } | undefined): string {
+function notAPayment(
+  issue: { message: string; path: PropertyKey[] } | undefined,
+  scheme = 'exact',
+): string {
   const where = issue?.path.length ? ` at ${issue.path.map(String).join('.')}` : ''
-  return `The payment is not a valid x402 v2 PaymentPayload of scheme exact${issue ? `: ${issue.message}${where}` : ''}`
+  return `The payment is not a valid x402 v2 PaymentPayload of scheme ${scheme}${issue ? `: ${issue.message}${where}` : ''}`
 }
 
 /**
@@ -181,6 +201,7 @@ export function matchOffer(
   const theirs = accepted.extra ?? {}
   const keys = new Set([...Object.keys(ours), ...Object.keys(theirs)])
   for (const key of keys) {
+    if (offer.scheme === BATCH_SETTLEMENT && CORRECTIVE_EXTRA.has(key) && !(key in ours)) continue
     // Our extra holds strings only (an EIP-712 domain, a fee payer): a strict comparison suffices.
     if (ours[key] !== theirs[key]) {
       return {
@@ -197,6 +218,9 @@ export function matchOffer(
  * valid now and for no longer than the offer allows (`maxTimeoutSeconds`, plus
  * {@link CLOCK_SKEW_SECONDS}); the Solana rail takes a transaction.
  *
+ * A `batch-settlement` payload is checked by `checkChannelPayload` (voucher-shape.ts); a refund
+ * only with `allow.refund` (the refund flow), which accepts nothing else.
+ *
  * @param nowSeconds - our clock, in Unix seconds
  * @returns when the payment stops being presentable (Unix seconds: the authorization's
  *   `validBefore`, or {@link SOLANA_TRANSACTION_LIFETIME_SECONDS} from now), or why it is refused
@@ -205,9 +229,14 @@ export function checkPayloadFor(
   payment: ShapedPayment,
   matched: PaymentRequirements,
   nowSeconds: number,
+  allow: { refund: boolean } = { refund: false },
 ): { validUntil: number } | { problem: string } {
   const evm = matched.network.startsWith('eip155:')
   const payload = payment.payload
+  if ('channelConfig' in payload) {
+    return checkChannelPayload(payload, matched, nowSeconds, CLOCK_SKEW_SECONDS, allow)
+  }
+  if (allow.refund) return { problem: 'only a batch-settlement refund is accepted with GET' }
   if (!('authorization' in payload)) {
     return evm
       ? { problem: 'an EVM payment carries an EIP-3009 authorization, not a transaction' }

@@ -53,6 +53,7 @@ export interface PresentedPayment {
  * `payment-identifier` id if any. Then names it ({@link paymentIdentity}).
  *
  * @param nowSeconds - our clock, in Unix seconds (the authorization's validity is checked on it)
+ * @param allow - `refund`: the refund flow, which takes a `batch-settlement` refund and nothing else
  * @throws {PaymentRequiredError} `invalid_payment`, with the reason in its message
  * @example const presented = await readPayment({ header }, state, offer, Date.now() / 1000)
  */
@@ -61,6 +62,7 @@ export async function readPayment(
   state: LiveState,
   offer: Offer,
   nowSeconds: number,
+  allow: { refund: boolean } = { refund: false },
 ): Promise<PresentedPayment> {
   const refuse = async (message: string, reason = 'invalid_payload') =>
     new PaymentRequiredError('invalid_payment', message, await offer.refusal(reason))
@@ -84,7 +86,7 @@ export async function readPayment(
     )
   }
   const matched = match.matched
-  const payload = checkPayloadFor(payment, matched, nowSeconds)
+  const payload = checkPayloadFor(payment, matched, nowSeconds, allow)
   if ('problem' in payload) throw await refuse(`The payment is refused: ${payload.problem}`)
   const echo = await echoProblem(payment, state, offer)
   if (echo) throw await refuse(echo.message, echo.reason)

@@ -17,6 +17,10 @@ export interface DeliveredCall {
   result: JsonResult
   /** The tools' clock the result was computed with, in Unix seconds: the receipt's `iat`. */
   nowSeconds: number
+  /** The offered requirements the payment matched, when known (its scheme's asset and payTo). */
+  matched?: PaymentRequirements
+  /** A voucher call: the channel charged and the voucher's cumulative amount (atomic USDC). */
+  voucher?: { channel: string; cumulative: string }
 }
 
 /**
@@ -36,7 +40,11 @@ export async function withReceipt(
   call: DeliveredCall,
 ): Promise<SettleResponse> {
   if (!receipts) return settlement
-  const rail = call.requirements.find((r) => r.network === settlement.network)
+  // The payment's own rail and scheme, unless the settlement was on another rail (a replay).
+  const rail =
+    call.matched?.network === settlement.network
+      ? call.matched
+      : call.requirements.find((r) => r.network === settlement.network)
   try {
     if (!rail) throw new Error(`no offered rail for the settled network ${settlement.network}`)
     return await receipts.deliver(settlement, {
@@ -47,9 +55,14 @@ export async function withReceipt(
       result_sha256: call.result.digest,
       network: settlement.network,
       asset: rail.asset,
-      amount: settlement.amount ?? rail.amount,
+      // What the call was charged: a voucher's SettleResponse has no amount, and a deposit's is
+      // the whole deposit, of which the call is charged the price.
+      amount: (call.voucher ? undefined : settlement.amount) || rail.amount,
       pay_to: rail.payTo,
-      transaction: settlement.transaction,
+      ...(settlement.transaction ? { transaction: settlement.transaction } : {}),
+      ...(call.voucher
+        ? { channel: call.voucher.channel.toLowerCase(), cumulative: call.voucher.cumulative }
+        : {}),
     })
   } catch (error) {
     logger.error({ tool: call.tool, err: describeError(error) }, 'receipt not signed')

@@ -19,6 +19,8 @@ import { decideIntent, judgeCall, writeIntent } from './intent.js'
 import { runTool } from './run.js'
 import { doubtRecord, settleCall } from './settle.js'
 import { verifyPayment } from './verify.js'
+import { paysByVoucher } from './voucher.js'
+import { CUMULATIVE_MISMATCH } from './voucher-shape.js'
 
 /**
  * The replay policy: answers a call whose payment or `payment-identifier` id the guard holds. The
@@ -283,6 +285,16 @@ async function countOnce(
 
 /** Refuses a payment already used: 402 `duplicate_settlement`, saying why. */
 async function duplicate(ctx: PaidContext, why: string): Promise<never> {
+  if (paysByVoucher(ctx)) {
+    // A voucher behind its channel (a payer that lost its record and rebuilt it from the chain):
+    // the corrective PaymentRequired carries the channel's state, from which the SDK's client
+    // resyncs and signs the next voucher instead of failing.
+    throw new PaymentRequiredError(
+      'duplicate_settlement',
+      `This voucher ${why}: its cumulative amount is behind the channel's; sign one on the channel's charged amount (its state is in the PaymentRequired)`,
+      await ctx.offer.refusal(CUMULATIVE_MISMATCH, ctx.presented.payment),
+    )
+  }
   throw new PaymentRequiredError(
     'duplicate_settlement',
     `This payment ${why}; sign a new one`,

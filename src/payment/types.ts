@@ -9,6 +9,7 @@ import type { ToolDefinition, ToolEnv } from '../tools/types.js'
 import type { SettlementGuard } from './guard.js'
 import type { PaymentSource } from './presented.js'
 import type { ClientQuota } from './quota.js'
+import type { RefundCall } from './refund.js'
 
 /** Default {@link PaymentGateOptions.replayLimit} (`REPLAY_LIMIT`). */
 export const DEFAULT_REPLAY_LIMIT = 3
@@ -29,6 +30,11 @@ export interface PaymentEvent {
   /** Atomic USDC units. */
   amount: string
   outcome: PaymentOutcome
+  /**
+   * The x402 scheme that paid: `batch-settlement` for a voucher of a prepaid channel; absent
+   * means `exact`.
+   */
+  scheme?: 'exact' | 'batch-settlement'
   payer?: string
   /** The event's id, when it may be recorded twice (a settlement outcome with a ledger intent). */
   id?: string
@@ -128,6 +134,13 @@ export interface PaymentGate {
    * @throws the quota's refusal (429) when a charged request is over the client's limit
    */
   execute(call: PaidCall): Promise<PaidResult>
+  /**
+   * Refunds a prepaid channel (the `batch-settlement` refund flow, GET on a tool's URL): nothing
+   * runs, nothing is charged. See `refundChannel` (refund.ts).
+   *
+   * @returns the refund's SettleResponse
+   */
+  refund(call: RefundCall): Promise<SettleResponse>
   link: FacilitatorLink
   /** The tool runner (its options are published as limits). */
   runner: ToolRunner

@@ -5,6 +5,8 @@ import type { FacilitatorLink, LiveState } from '../facilitators/link.js'
 import { logger } from '../logger.js'
 import type { GateParts, PaidContext } from './call.js'
 import { FacilitatorUnavailableError, PaymentRequiredError } from './errors.js'
+import { releaseChannelOnFailure } from './voucher.js'
+import { CHANNEL_STATE_UNAVAILABLE } from './voucher-shape.js'
 
 /** The facilitator's verdict on a payment. */
 export type Verdict =
@@ -69,12 +71,20 @@ export async function verifyCall(parts: GateParts, ctx: PaidContext): Promise<st
     offer.extensions,
   )
   if (!verdict.valid) {
+    if (verdict.reason === CHANNEL_STATE_UNAVAILABLE) {
+      throw new FacilitatorUnavailableError(
+        "The channel's state cannot be read right now; nothing was run or charged: retry the same payment",
+      )
+    }
     throw new PaymentRequiredError(
       'payment_verification_failed',
-      `The facilitator rejected the payment: ${verdict.reason}`,
-      await offer.refusal(verdict.reason),
+      presented.payment.accepted.scheme === 'exact'
+        ? `The facilitator rejected the payment: ${verdict.reason}`
+        : `The channel payment was rejected: ${verdict.reason}`,
+      await offer.refusal(verdict.reason, presented.payment),
     )
   }
+  releaseChannelOnFailure(ctx)
   parts.outcomes.verified(ctx.outcome, verdict.payer)
   return verdict.payer ? parts.payerHash(verdict.payer) : undefined
 }

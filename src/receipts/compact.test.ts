@@ -24,7 +24,7 @@ const delivery: Delivery = {
 }
 const settlement: SettleResponse = {
   success: true,
-  transaction: delivery.transaction,
+  transaction: delivery.transaction as string,
   network: 'eip155:8453',
   payer: '0x857b06519E91e3A54538791bDbb0E22373e36b66',
   amount: '1000',
@@ -46,7 +46,7 @@ describe('compactSettlement', () => {
     expect(compact).toEqual({
       success: true,
       payer: settlement.payer,
-      transaction: delivery.transaction,
+      transaction: delivery.transaction as string,
       network: 'eip155:8453',
       extensions: {
         'delivery-receipt': {
@@ -56,6 +56,23 @@ describe('compactSettlement', () => {
     })
     expect((await receipts.verify(receipt)).valid).toBe(true)
     expect(JSON.stringify(full).length - JSON.stringify(compact).length).toBeGreaterThan(1000)
+  })
+
+  it("keeps the scheme's extra: a batch-settlement payment's channel state, for the payer's client", () => {
+    const extra = {
+      chargedAmount: '1000',
+      channelState: {
+        channelId: `0x${'4'.repeat(64)}`,
+        balance: '1000000',
+        totalClaimed: '0',
+        withdrawRequestedAt: 0,
+        refundNonce: '0',
+        chargedCumulativeAmount: '3000',
+      },
+    }
+    expect(
+      compactSettlement({ success: true, transaction: '', network: 'eip155:8453', extra }),
+    ).toEqual({ success: true, transaction: '', network: 'eip155:8453', extra })
   })
 
   it('without a receipt or payer: the spec fields alone, errorReason kept', () => {

@@ -19,10 +19,12 @@ export interface CompactDeliveryInfo {
 /**
  * A SettleResponse cut to what a reader of every result needs (an MCP result's `_meta` is read
  * into an agent's context on every call): the spec's `success`, `errorReason` and `payer` when
- * present, `transaction`, `network`, and the delivery receipt as `{info: {receipt, input_sha256,
- * result_sha256}}` in the place a full SettleResponse holds it, so that its readers read both.
- * Left out: the receipt's JSON Schema (in `/.well-known/x402` and docs/receipts.md), the
- * `offer-receipt` receipt (served on HTTP's `PAYMENT-RESPONSE`), `amount` (a receipt claim).
+ * present, `transaction`, `network`, the scheme's `extra` when present (a `batch-settlement`
+ * payment's channel state, from which the payer's client keeps its channel in step), and the
+ * delivery receipt as `{info: {receipt, input_sha256, result_sha256}}` in the place a full
+ * SettleResponse holds it, so that its readers read both. Left out: the receipt's JSON Schema (in
+ * `/.well-known/x402` and docs/receipts.md), the `offer-receipt` receipt (served on HTTP's
+ * `PAYMENT-RESPONSE`), `amount` (a receipt claim).
  *
  * @example
  * compactSettlement({ success: true, transaction: '0xb69c…', network: 'eip155:8453',
@@ -39,6 +41,7 @@ export function compactSettlement(settlement: SettleResponse): SettleResponse {
     ...(settlement.payer === undefined ? {} : { payer: settlement.payer }),
     transaction: settlement.transaction,
     network: settlement.network,
+    ...(settlement.extra === undefined ? {} : { extra: settlement.extra }),
     ...(info ? { extensions: { [DELIVERY_RECEIPT]: { info } } } : {}),
   }
 }

@@ -46,7 +46,23 @@ export const deliveryClaimsSchema = z.object({
     .regex(/^\d{1,78}$/)
     .describe('Amount settled, in atomic units.'),
   pay_to: text.describe('The address paid.'),
-  transaction: text.describe('The settlement transaction (hash or signature).'),
+  transaction: text
+    .optional()
+    .describe(
+      'The settlement transaction (hash or signature); absent for a voucher call (channel, cumulative).',
+    ),
+  channel: z
+    .string()
+    .regex(/^0x[0-9a-f]{64}$/)
+    .optional()
+    .describe('A voucher call (x402 batch-settlement): the channel id it was charged to.'),
+  cumulative: z
+    .string()
+    .regex(/^\d{1,78}$/)
+    .optional()
+    .describe(
+      "A voucher call: the voucher's cumulative amount (maxClaimableAmount), atomic units; the channel has been charged up to it.",
+    ),
 })
 
 /** The claims of a delivery receipt. */
@@ -69,6 +85,11 @@ export async function signDeliveryReceipt(
   claims: DeliveryClaims,
 ): Promise<string> {
   const checked = deliveryClaimsSchema.parse(claims)
+  if (!checked.transaction && !(checked.channel && checked.cumulative)) {
+    throw new Error(
+      'a delivery receipt names a transaction, or a channel and its cumulative amount',
+    )
+  }
   return new SignJWT(checked)
     .setProtectedHeader({ alg: 'EdDSA', kid: key.publicJwk.kid, typ: DELIVERY_RECEIPT_TYPE })
     .sign(key.privateKey)

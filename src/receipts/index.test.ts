@@ -31,7 +31,7 @@ const delivery: Delivery = {
 }
 const settlement: SettleResponse = {
   success: true,
-  transaction: delivery.transaction,
+  transaction: delivery.transaction as string,
   network: 'eip155:8453',
   payer: '0x857b06519E91e3A54538791bDbb0E22373e36b66',
   extensions: { other: { info: 1 } },

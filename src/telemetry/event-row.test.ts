@@ -26,6 +26,7 @@ describe('toEventRow', () => {
       network: 'eip155:8453',
       amount: '1000',
       outcome: 'settled',
+      scheme: 'exact',
       payerKey: createHmac('sha256', 'salt').update(PAYER.toLowerCase()).digest('hex'),
     })
     expect(JSON.stringify(result.row).toLowerCase()).not.toContain(PAYER.slice(2).toLowerCase())
@@ -52,6 +53,8 @@ describe('toEventRow', () => {
     [{ amount: '9223372036854775808' }, 'amount'],
     [{ amount: 1000 }, 'amount'],
     [{ outcome: 'refunded' }, 'outcome'],
+    [{ scheme: 'upto' }, 'scheme'],
+    [{ scheme: '' }, 'scheme'],
     [{ at: -1 }, 'at'],
     [{ at: Number.NaN }, 'at'],
     [{ payer: 42 }, 'payer'],
@@ -61,6 +64,13 @@ describe('toEventRow', () => {
       ok: false,
       field,
     })
+  })
+
+  it('keeps the scheme of a voucher call, and reads an absent scheme as exact', () => {
+    const voucher = toEventRow({ ...event, scheme: 'batch-settlement' }, 'salt', 0)
+    expect(voucher.ok && voucher.row.scheme).toBe('batch-settlement')
+    const plain = toEventRow({ ...event, scheme: undefined }, 'salt', 0)
+    expect(plain.ok && plain.row.scheme).toBe('exact')
   })
 
   it('accepts the largest 64-bit amount', () => {

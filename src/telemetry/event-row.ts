@@ -1,5 +1,5 @@
 import { payerKey } from './payer-key.js'
-import { type EventRow, OUTCOMES, type PaymentEvent } from './types.js'
+import { type EventRow, OUTCOMES, type PaymentEvent, SCHEMES } from './types.js'
 import { uuidOfName, uuidV7 } from './uuid-v7.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -55,6 +55,9 @@ export function toEventRow(event: PaymentEvent, salt: string, now: number): Even
     return { ok: false, field: 'amount' }
   }
   if (!OUTCOMES.includes(event.outcome)) return { ok: false, field: 'outcome' }
+  if (event.scheme !== undefined && !SCHEMES.includes(event.scheme)) {
+    return { ok: false, field: 'scheme' }
+  }
   const at = Math.floor(event.at ?? now)
   if (!Number.isSafeInteger(at) || at < 0) return { ok: false, field: 'at' }
   if (event.payer !== undefined && typeof event.payer !== 'string') {
@@ -71,6 +74,7 @@ export function toEventRow(event: PaymentEvent, salt: string, now: number): Even
       network: event.network,
       amount: BigInt(event.amount).toString(),
       outcome: event.outcome,
+      scheme: event.scheme ?? 'exact',
       payerKey: event.payer ? payerKey(salt, event.payer) : null,
     },
   }

@@ -41,6 +41,7 @@ export {
   type Money,
   type Outcome,
   type PaymentEvent,
+  type Scheme,
   type Stats,
   type TelemetryStore,
   TelemetryUnavailableError,

@@ -24,7 +24,10 @@ const PAYERS = 150
 /** Settled calls of payer i: 1, 2, 3 or 5, so both crossings happen and some payers stay single. */
 const callsOf = (i: number) => [1, 2, 3, 5][i % 4] as number
 
-function row(outcome: Outcome, payerKey: string | null, at: number): EventRow {
+/** Payer i's n-th settled call is paid by a voucher of a prepaid channel when this holds. */
+const byVoucher = (i: number, n: number) => (i + n) % 3 === 0
+
+function row(outcome: Outcome, payerKey: string | null, at: number, voucher = false): EventRow {
   return {
     id: randomUUID(),
     at,
@@ -33,6 +36,7 @@ function row(outcome: Outcome, payerKey: string | null, at: number): EventRow {
     network: 'eip155:8453',
     amount: '1000',
     outcome,
+    ...(voucher ? { scheme: 'batch-settlement' as const } : {}),
     payerKey,
   }
 }
@@ -54,7 +58,8 @@ function script(): [EventRow[], EventRow[]] {
       if (n >= callsOf(i)) continue
       const key = syntheticPayerKey(i)
       const at = NOW - HOUR + n * 1000
-      const group = [row('verified', key, at), row('settled', key, at)]
+      const voucher = byVoucher(i, n)
+      const group = [row('verified', key, at, voucher), row('settled', key, at, voucher)]
       if (n === 0) group.push(row('verified', key, at), row('settle_failed', key, at))
       if ((i + n) % 2 === 0) a.push(...group)
       else groupsB.push(group)
@@ -116,6 +121,9 @@ describe('PostgreSQL rollups under concurrent writers from two instances', () =>
     const settledCalls = perPayer.reduce((x, y) => x + y)
     const repeatPayers = perPayer.filter((calls) => calls >= 2).length
     expect([settledCalls, repeatPayers]).toEqual([410, 112])
+    let voucherCalls = 0
+    for (let i = 0; i < PAYERS; i++)
+      for (let n = 0; n < callsOf(i); n++) if (byVoucher(i, n)) voucherCalls++
     const w = windowsAt(NOW)
     const stats = buildStats(await a.read(w), w, 0)
     expect(stats).toMatchObject({
@@ -130,12 +138,14 @@ describe('PostgreSQL rollups under concurrent writers from two instances', () =>
       },
       networks: { 'eip155:8453': { calls: settledCalls } },
       tools: { hash: { calls: settledCalls } },
+      channels: { calls: voucherCalls, revenue: { atomic: String(voucherCalls * 1000) } },
     })
+    expect(voucherCalls).toBeGreaterThan(100)
 
     // The same figures as version 1's aggregates over the raw events, and no drift anywhere.
     const reader = await openSnapshot({ backend: 'postgres', url: schema.url })
     try {
-      const { generated_at: _g, window: _w, ...figures } = stats
+      const { generated_at: _g, window: _w, channels: _c, ...figures } = stats
       expect(figures).toEqual(await v1Figures(reader, NOW))
       const result = await reconcile(reader, NOW)
       for (const c of result.comparisons) expect(c.differences, c.name).toEqual([])

@@ -22,6 +22,8 @@ import {
   READ_SQL,
   readParams,
   readRollups,
+  SCHEME_CHECK,
+  SCHEME_TOTALS_FROM_ROLLUPS_SQL,
   SETTLED_HOURLY_FROM_ROLLUPS_SQL,
   TABLE,
   TOTALS_FROM_ROLLUPS_SQL,
@@ -93,7 +95,21 @@ const V2_DDL = `
   ${V1_INDEXES.map((name) => `DROP INDEX IF EXISTS ${name};`).join('\n  ')}
   CREATE INDEX ${TABLE.events}_at ON ${TABLE.events} (at);`
 
-const HOURLY_UPSERT = `ON CONFLICT (outcome, hour, network, tool, transport) DO UPDATE SET
+/**
+ * Schema version 4: the scheme that paid (see schema.ts). Adding a column with a constant default
+ * rewrites no row; `usage_hourly`'s key gains `scheme`, every existing row `exact`.
+ */
+const V4_DDL = `
+  ALTER TABLE ${TABLE.events}
+    ADD COLUMN scheme text NOT NULL DEFAULT 'exact' CHECK (${SCHEME_CHECK});
+  ALTER TABLE ${TABLE.hourly} ADD COLUMN scheme text NOT NULL DEFAULT 'exact';
+  ALTER TABLE ${TABLE.hourly} ALTER COLUMN scheme DROP DEFAULT,
+    DROP CONSTRAINT ${TABLE.hourly}_pkey,
+    ADD PRIMARY KEY (outcome, hour, network, tool, transport, scheme);
+  INSERT INTO ${TABLE.totals} (metric, item, calls, amount)
+    SELECT metric, item, calls, amount FROM (${SCHEME_TOTALS_FROM_ROLLUPS_SQL}) AS derived;`
+
+const HOURLY_UPSERT = `ON CONFLICT (outcome, hour, network, tool, transport, scheme) DO UPDATE SET
     calls = ${TABLE.hourly}.calls + excluded.calls,
     amount = ${TABLE.hourly}.amount + excluded.amount`
 
@@ -111,7 +127,7 @@ function backfillStepSql(first: boolean, batchSize: number): string {
     ORDER BY id LIMIT ${Math.floor(batchSize)}`
   return `WITH batch AS (${batch}),
     hourly AS (
-      INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
+      INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, scheme, calls, amount)
       ${hourlyFromEventsSql('true', 'batch')} ${HOURLY_UPSERT}),
     payer_rows AS (
       INSERT INTO ${TABLE.payers} (payer_key, settled_calls, first_at, last_at)
@@ -120,37 +136,44 @@ function backfillStepSql(first: boolean, batchSize: number): string {
            (SELECT COUNT(*) FROM batch)::int AS n`
 }
 
-type Step = (client: pg.PoolClient, batchSize: number, progress: () => void) => Promise<void>
-
-/** Schema migrations in order; entry i upgrades the schema to version i + 1. */
-const MIGRATIONS: readonly Step[] = [
-  async (client) => {
-    await client.query(V1_DDL)
-  },
-  async (client, batchSize, progress) => {
-    await client.query(V2_DDL)
+/**
+ * Builds the rollups from the events a version-1 store holds, in batches of `batchSize` ids, then
+ * the totals from the rollups. Runs once every migration is applied, so it reads and writes the
+ * current columns.
+ */
+async function backfill(
+  client: pg.PoolClient,
+  batchSize: number,
+  progress: () => void,
+): Promise<void> {
+  let last: string | undefined
+  for (;;) {
+    const sql = backfillStepSql(last === undefined, batchSize)
+    const { rows } = await client.query(sql, last ? [last] : [])
     progress()
-    let last: string | undefined
-    for (;;) {
-      const sql = backfillStepSql(last === undefined, batchSize)
-      const { rows } = await client.query(sql, last ? [last] : [])
-      progress()
-      const step = rows[0] as { last: string | null; n: number }
-      if (step.n < batchSize || step.last === null) break
-      last = step.last
-    }
-    await client.query(
-      `INSERT INTO ${TABLE.settledHourly} (hour, calls, amount)
-       SELECT hour, calls, amount FROM (${SETTLED_HOURLY_FROM_ROLLUPS_SQL}) AS derived`,
-    )
-    await client.query(
-      `INSERT INTO ${TABLE.totals} (metric, item, calls, amount)
-       SELECT metric, item, calls, amount FROM (${TOTALS_FROM_ROLLUPS_SQL}) AS derived`,
-    )
-  },
-  async (client) => {
-    await client.query(ledgerDdl({ int: 'bigint', text: 'text', strict: '' }))
-  },
+    const step = rows[0] as { last: string | null; n: number }
+    if (step.n < batchSize || step.last === null) break
+    last = step.last
+  }
+  await client.query(
+    `INSERT INTO ${TABLE.settledHourly} (hour, calls, amount)
+     SELECT hour, calls, amount FROM (${SETTLED_HOURLY_FROM_ROLLUPS_SQL}) AS derived`,
+  )
+  await client.query(
+    `INSERT INTO ${TABLE.totals} (metric, item, calls, amount)
+     SELECT metric, item, calls, amount FROM (${TOTALS_FROM_ROLLUPS_SQL}) AS derived`,
+  )
+}
+
+/**
+ * Schema migrations in order; entry i upgrades the schema to version i + 1. A store below version
+ * 2 gets its rollups built from its events ({@link backfill}) after the last migration.
+ */
+const MIGRATIONS: readonly string[] = [
+  V1_DDL,
+  V2_DDL,
+  ledgerDdl({ int: 'bigint', text: 'text', strict: '' }),
+  V4_DDL,
 ]
 
 /** Options of the PostgreSQL backend; durations in milliseconds. */
@@ -268,9 +291,11 @@ export function createPostgresStore(
       const { rows } = await client.query(`SELECT MAX(version) AS v FROM ${TABLE.version}`)
       const current = Number(rows[0]?.v ?? 0)
       for (let i = current; i < MIGRATIONS.length; i++) {
-        await (MIGRATIONS[i] as Step)(client, backfillBatchSize, progress)
+        await client.query(MIGRATIONS[i] as string)
+        progress()
         await client.query(`INSERT INTO ${TABLE.version} (version) VALUES ($1)`, [i + 1])
       }
+      if (current < 2) await backfill(client, backfillBatchSize, progress)
       await client.query('COMMIT')
     })
   }
@@ -283,11 +308,12 @@ export function createPostgresStore(
     return withClient(writeTimeoutMs, async (client) => {
       await client.query('BEGIN')
       const { rows: fresh } = await client.query({
-        name: 'telemetry_insert_events_v2',
-        text: `INSERT INTO ${TABLE.events} (id, at, tool, transport, network, amount, outcome, payer_key)
+        name: 'telemetry_insert_events_v4',
+        text: `INSERT INTO ${TABLE.events}
+           (id, at, tool, transport, network, amount, outcome, scheme, payer_key)
          SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::text[],
-                              $6::bigint[], $7::text[], $8::text[])
-           AS e(id, at, tool, transport, network, amount, outcome, payer_key)
+                              $6::bigint[], $7::text[], $8::text[], $9::text[])
+           AS e(id, at, tool, transport, network, amount, outcome, scheme, payer_key)
          ORDER BY id
          ON CONFLICT (id) DO NOTHING
          RETURNING id::text AS id`,
@@ -299,6 +325,7 @@ export function createPostgresStore(
           rows.map((r) => r.network),
           rows.map((r) => r.amount),
           rows.map((r) => r.outcome),
+          rows.map((r) => r.scheme ?? 'exact'),
           rows.map((r) => r.payerKey),
         ],
       })
@@ -327,12 +354,13 @@ export function createPostgresStore(
           for (const r of counts) after.set(String(r.payer_key), Number(r.settled_calls))
         }
         await client.query({
-          name: 'telemetry_upsert_hourly_v2',
-          text: `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
+          name: 'telemetry_upsert_hourly_v4',
+          text: `INSERT INTO ${TABLE.hourly}
+             (outcome, hour, network, tool, transport, scheme, calls, amount)
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[],
-                                $6::bigint[], $7::bigint[])
-             AS h(outcome, hour, network, tool, transport, calls, amount)
-           ORDER BY outcome, hour, network, tool, transport
+                                $6::text[], $7::bigint[], $8::bigint[])
+             AS h(outcome, hour, network, tool, transport, scheme, calls, amount)
+           ORDER BY outcome, hour, network, tool, transport, scheme
            ${HOURLY_UPSERT}`,
           values: [
             delta.hourly.map((h) => h.outcome),
@@ -340,6 +368,7 @@ export function createPostgresStore(
             delta.hourly.map((h) => h.network),
             delta.hourly.map((h) => h.tool),
             delta.hourly.map((h) => h.transport),
+            delta.hourly.map((h) => h.scheme),
             delta.hourly.map((h) => String(h.calls)),
             delta.hourly.map((h) => h.amount.toString()),
           ],

@@ -15,11 +15,11 @@ import { buildStats } from './stats.js'
 import type { Rollups, Tally } from './types.js'
 import { HOUR_MS, windowsAt } from './windows.js'
 
-/** The schema version whose rollups {@link reconcile} knows how to check. */
-export const RECONCILED_SCHEMA_VERSION = 2
-
-/** Later versions with the same rollups: 3 only adds the settlement ledger (ledger.ts). */
-const SAME_ROLLUPS_VERSIONS = [RECONCILED_SCHEMA_VERSION, 3]
+/**
+ * The schema version whose rollups {@link reconcile} knows how to check: 4, where the events, the
+ * hourly rollups and the totals carry the scheme that paid.
+ */
+export const RECONCILED_SCHEMA_VERSION = 4
 
 /** Most differences listed per comparison; the count is always complete up to this bound. */
 const MAX_LISTED = 20
@@ -112,10 +112,12 @@ async function rawRollups(
   const outcomes: Record<string, Tally> = {}
   const networks: Record<string, Tally> = {}
   const tools: Record<string, Tally> = {}
+  const schemes: Record<string, Tally> = {}
   const sources = [
     { group: 'outcome', into: outcomes, settledOnly: false },
     { group: 'network', into: networks, settledOnly: true },
     { group: 'tool', into: tools, settledOnly: true },
+    { group: 'scheme', into: schemes, settledOnly: true },
   ]
   for (const { group, into, settledOnly } of sources) {
     const settled = settledOnly ? `outcome = 'settled' AND` : ''
@@ -164,6 +166,7 @@ async function rawRollups(
     outcomes,
     networks: sorted('network', networks),
     tools: sorted('tool', tools),
+    schemes: sorted('scheme', schemes),
     uniquePayers: toCount(payers.unique_payers),
     repeatPayers: toCount(payers.repeat_payers),
     settledWithPayer: toCount(payers.settled_with_payer),
@@ -176,17 +179,17 @@ async function rawRollups(
 /** `usage_hourly` rows of the hours from `sinceHour` on, against the raw events of those hours. */
 async function compareHourly(reader: SnapshotReader, sinceHour: number): Promise<Comparison> {
   const key = (r: Record<string, unknown>) =>
-    [toCount(r.hour), r.outcome, r.network, r.tool, r.transport].join(' ')
+    [toCount(r.hour), r.outcome, r.network, r.tool, r.transport, r.scheme].join(' ')
   const render = (r: Record<string, unknown>) =>
     `${toCount(r.calls)} calls / ${toBigInt(r.amount)} atomic`
   const rollups = await reader.all(
-    `SELECT outcome, hour, network, tool, transport, calls, amount FROM ${TABLE.hourly}
+    `SELECT outcome, hour, network, tool, transport, scheme, calls, amount FROM ${TABLE.hourly}
      WHERE hour >= @sinceHour`,
     { sinceHour },
   )
   const raw = await reader.all(hourlyFromEventsSql('at >= @since'), { since: sinceHour * HOUR_MS })
   return compareMaps(
-    'usage_hourly rows vs raw events (hour, outcome, network, tool, transport)',
+    'usage_hourly rows vs raw events (hour, outcome, network, tool, transport, scheme)',
     new Map(rollups.filter((r) => toCount(r.calls) > 0).map((r) => [key(r), render(r)])),
     new Map(raw.map((r) => [key(r), render(r)])),
   )
@@ -287,15 +290,15 @@ async function compareTotals(reader: SnapshotReader): Promise<Comparison> {
  * result.comparisons.every((c) => c.differences.length === 0) // true when the rollups are right
  * @param reader - a snapshot of the store (all reads see one state)
  * @param now - the instant the /stats figures are computed for, epoch ms
- * @throws {SchemaVersionError} when the store is not at schema version 2 (start the service once
- *   to migrate it)
+ * @throws {SchemaVersionError} when the store is not at schema version
+ *   {@link RECONCILED_SCHEMA_VERSION} (start the service once to migrate it)
  */
 export async function reconcile(reader: SnapshotReader, now = Date.now()): Promise<Reconciliation> {
   const versions = await reader
     .all(`SELECT MAX(version) AS v FROM ${TABLE.version}`)
     .catch(() => [] as Record<string, unknown>[])
   const schemaVersion = toCount(versions[0]?.v ?? 0)
-  if (!SAME_ROLLUPS_VERSIONS.includes(schemaVersion)) {
+  if (schemaVersion !== RECONCILED_SCHEMA_VERSION) {
     throw new SchemaVersionError(
       `store is at schema version ${schemaVersion}, stats:check reads version ${RECONCILED_SCHEMA_VERSION}` +
         ' (start the service once to migrate it)',

@@ -37,6 +37,7 @@ describe('rollupDelta', () => {
         network: 'eip155:8453',
         tool: 'hash',
         transport: 'http',
+        scheme: 'exact',
         calls: 1,
         amount: 1000n,
       },
@@ -46,6 +47,7 @@ describe('rollupDelta', () => {
         network: 'eip155:8453',
         tool: 'hash',
         transport: 'http',
+        scheme: 'exact',
         calls: 2,
         amount: 2000n,
       },
@@ -55,6 +57,7 @@ describe('rollupDelta', () => {
         network: 'solana:x',
         tool: 'hash',
         transport: 'mcp',
+        scheme: 'exact',
         calls: 1,
         amount: 1000n,
       },
@@ -64,6 +67,7 @@ describe('rollupDelta', () => {
         network: 'eip155:8453',
         tool: 'pipeline',
         transport: 'http',
+        scheme: 'exact',
         calls: 1,
         amount: 3000n,
       },
@@ -73,6 +77,7 @@ describe('rollupDelta', () => {
         network: 'eip155:8453',
         tool: 'pipeline',
         transport: 'http',
+        scheme: 'exact',
         calls: 1,
         amount: 3000n,
       },
@@ -88,9 +93,61 @@ describe('rollupDelta', () => {
       { metric: 'payers', item: 'settled_with_payer', calls: 3, amount: 0n },
       { metric: 'settled_network', item: 'eip155:8453', calls: 3, amount: 5000n },
       { metric: 'settled_network', item: 'solana:x', calls: 1, amount: 1000n },
+      { metric: 'settled_scheme', item: 'exact', calls: 4, amount: 6000n },
       { metric: 'settled_tool', item: 'hash', calls: 3, amount: 3000n },
       { metric: 'settled_tool', item: 'pipeline', calls: 1, amount: 3000n },
     ])
+  })
+
+  it('keys hourly rows by scheme and counts settled calls and revenue per scheme', () => {
+    const voucher = { scheme: 'batch-settlement' } as const
+    const delta = rollupDelta([
+      // One hour, one network, tool and transport: two exact calls, three voucher calls.
+      row('verified', 3 * HOUR, { ...voucher, amount: '1000' }),
+      row('settled', 3 * HOUR, { ...voucher, amount: '1000' }),
+      row('settled', 3 * HOUR + 1, { ...voucher, amount: '1000', payerKey: 'p2' }),
+      row('settled', 3 * HOUR + 2, { ...voucher, tool: 'pipeline', amount: '3000' }),
+      row('settled', 3 * HOUR + 3, { amount: '1000' }),
+      row('settled', 3 * HOUR + 4, { scheme: 'exact', amount: '3000' }),
+      // Neither counts: a voucher whose tool failed, an exact call whose settle failed.
+      row('tool_failed_unsettled', 3 * HOUR, { ...voucher, amount: '1000' }),
+      row('settle_failed', 3 * HOUR, { amount: '1000' }),
+    ])
+    const hourly = (
+      outcome: Outcome,
+      tool: string,
+      scheme: string,
+      calls: number,
+      amount: bigint,
+    ) => ({
+      outcome,
+      hour: 3,
+      network: 'eip155:8453',
+      tool,
+      transport: 'http',
+      scheme,
+      calls,
+      amount,
+    })
+    expect(delta.hourly).toEqual([
+      hourly('settle_failed', 'hash', 'exact', 1, 1000n),
+      hourly('settled', 'hash', 'batch-settlement', 2, 2000n),
+      hourly('settled', 'hash', 'exact', 2, 4000n),
+      hourly('settled', 'pipeline', 'batch-settlement', 1, 3000n),
+      hourly('tool_failed_unsettled', 'hash', 'batch-settlement', 1, 1000n),
+      hourly('verified', 'hash', 'batch-settlement', 1, 1000n),
+    ])
+    expect(delta.settledHours).toEqual([{ hour: 3, calls: 5, amount: 9000n }])
+    expect(delta.totals.filter((t) => t.metric === 'settled_scheme')).toEqual([
+      { metric: 'settled_scheme', item: 'batch-settlement', calls: 3, amount: 5000n },
+      { metric: 'settled_scheme', item: 'exact', calls: 2, amount: 4000n },
+    ])
+    expect(delta.totals.find((t) => t.item === 'settled')).toEqual({
+      metric: 'outcome',
+      item: 'settled',
+      calls: 5,
+      amount: 9000n,
+    })
   })
 
   it('changes nothing for no events', () => {

@@ -3,7 +3,7 @@ import { HOUR_MS } from './windows.js'
 
 /**
  * `usage_totals.metric` values. Each metric has a bounded set of items (outcomes, networks, tools,
- * three payer counters), so the totals table never grows with history.
+ * schemes, three payer counters), so the totals table never grows with history.
  */
 export const METRIC = {
   /** Item: outcome name; every event. */
@@ -12,6 +12,8 @@ export const METRIC = {
   settledNetwork: 'settled_network',
   /** Item: tool id; settled events. */
   settledTool: 'settled_tool',
+  /** Item: x402 scheme (`exact`, `batch-settlement`); settled events. */
+  settledScheme: 'settled_scheme',
   /** Items: {@link PAYER_COUNTER}; `calls` holds the count, `amount` stays 0. */
   payers: 'payers',
 } as const
@@ -34,6 +36,8 @@ export interface HourlyDelta {
   network: string
   tool: string
   transport: string
+  /** x402 scheme that paid. */
+  scheme: string
   calls: number
   /** Atomic USDC units. */
   amount: bigint
@@ -80,14 +84,17 @@ export interface RollupDelta {
 
 const compare = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0)
 
-/** Orders hourly rows by the `usage_hourly` key `(outcome, hour, network, tool, transport)`. */
+/**
+ * Orders hourly rows by the `usage_hourly` key `(outcome, hour, network, tool, transport, scheme)`.
+ */
 export function compareHourly(a: HourlyDelta, b: HourlyDelta): number {
   return (
     compare(a.outcome, b.outcome) ||
     compare(a.hour, b.hour) ||
     compare(a.network, b.network) ||
     compare(a.tool, b.tool) ||
-    compare(a.transport, b.transport)
+    compare(a.transport, b.transport) ||
+    compare(a.scheme, b.scheme)
   )
 }
 
@@ -103,10 +110,12 @@ export function compareTotals(a: TotalDelta, b: TotalDelta): number {
  * rollupDelta([{ outcome: 'settled', at: 7_200_000, network: 'eip155:8453', tool: 'hash',
  *   transport: 'http', amount: '1000', payerKey: 'ab…', id: '…' }])
  * // { payers: [{ payerKey: 'ab…', calls: 1, … }],
- * //   hourly: [{ outcome: 'settled', hour: 2, …, calls: 1, amount: 1000n }],
+ * //   hourly: [{ outcome: 'settled', hour: 2, …, scheme: 'exact', calls: 1, amount: 1000n }],
  * //   settledHours: [{ hour: 2, calls: 1, amount: 1000n }],
- * //   totals: [outcome/settled, settled_network/eip155:8453, settled_tool/hash, payers/settled_with_payer] }
- * @param rows - events the store has just inserted (never ones it already had)
+ * //   totals: [outcome/settled, payers/settled_with_payer, settled_network/eip155:8453,
+ * //            settled_scheme/exact, settled_tool/hash] }
+ * @param rows - events the store has just inserted (never ones it already had); a row without
+ *   a scheme counts as `exact`
  */
 export function rollupDelta(rows: readonly EventRow[]): RollupDelta {
   const hourly = new Map<string, HourlyDelta>()
@@ -124,7 +133,8 @@ export function rollupDelta(rows: readonly EventRow[]): RollupDelta {
   for (const row of rows) {
     const amount = BigInt(row.amount)
     const hour = Math.floor(row.at / HOUR_MS)
-    const id = [row.outcome, hour, row.network, row.tool, row.transport].join('\u0000')
+    const scheme = row.scheme ?? 'exact'
+    const id = [row.outcome, hour, row.network, row.tool, row.transport, scheme].join('\u0000')
     const found = hourly.get(id)
     if (found) {
       found.calls++
@@ -136,6 +146,7 @@ export function rollupDelta(rows: readonly EventRow[]): RollupDelta {
         network: row.network,
         tool: row.tool,
         transport: row.transport,
+        scheme,
         calls: 1,
         amount,
       })
@@ -149,6 +160,7 @@ export function rollupDelta(rows: readonly EventRow[]): RollupDelta {
     } else settledHours.set(hour, { hour, calls: 1, amount })
     addTotal(METRIC.settledNetwork, row.network, 1, amount)
     addTotal(METRIC.settledTool, row.tool, 1, amount)
+    addTotal(METRIC.settledScheme, scheme, 1, amount)
     if (row.payerKey === null) continue
     addTotal(METRIC.payers, PAYER_COUNTER.settledWithPayer, 1, 0n)
     const payer = payers.get(row.payerKey)

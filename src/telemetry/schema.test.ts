@@ -35,6 +35,14 @@ describe('readRollups', () => {
       { kind: 'total', metric: 'settled_tool', item: 'hash', calls: 2, amount: 2000 },
       { kind: 'total', metric: 'settled_tool', item: 'hmac', calls: 0, amount: 0 },
       { kind: 'total', metric: 'settled_network', item: 'eip155:8453', calls: 3, amount: 5000 },
+      { kind: 'total', metric: 'settled_scheme', item: 'exact', calls: '1', amount: '1000' },
+      {
+        kind: 'total',
+        metric: 'settled_scheme',
+        item: 'batch-settlement',
+        calls: 2n,
+        amount: 4000n,
+      },
       { kind: 'total', metric: 'payers', item: 'unique', calls: 2, amount: 0 },
       { kind: 'total', metric: 'payers', item: 'repeat', calls: 1, amount: 0 },
       { kind: 'total', metric: 'payers', item: 'settled_with_payer', calls: 3, amount: 0 },
@@ -50,6 +58,10 @@ describe('readRollups', () => {
       tools: [
         { tool: 'hash', calls: 2, atomic: 2000n },
         { tool: 'pipeline', calls: 1, atomic: 3000n },
+      ],
+      schemes: [
+        { scheme: 'batch-settlement', calls: 2, atomic: 4000n },
+        { scheme: 'exact', calls: 1, atomic: 1000n },
       ],
       uniquePayers: 2,
       repeatPayers: 1,

@@ -1,10 +1,15 @@
 import { toBigInt, toCount } from './money.js'
 import { METRIC, PAYER_COUNTER } from './rollup.js'
-import type { Rollups, Tally } from './types.js'
+import { type Rollups, SCHEMES, type Tally } from './types.js'
 import type { Windows } from './windows.js'
 
 /**
  * Table names and the SQL both backends share, written once so their semantics cannot drift.
+ *
+ * Schema version 4 adds the x402 scheme that paid (`exact`, or `batch-settlement` for a voucher of
+ * a prepaid channel): a `scheme` column on `payment_events` (default `exact`), a sixth column of
+ * `usage_hourly`'s key, and the `settled_scheme` totals. Every event before it was `exact`, so
+ * the upgrade marks the existing hourly rows `exact` and sums their settled rows into the totals.
  *
  * Schema version 3 adds `settlement_intents`, the write-ahead settlement ledger (ledger.ts); the
  * tables below are unchanged.
@@ -12,12 +17,13 @@ import type { Windows } from './windows.js'
  * Schema version 2 (version 1 held the events alone):
  * - `payment_events`: the raw events, kept for `TELEMETRY_RETENTION_DAYS` (default: for ever);
  *   indexed on `at` for pruning only, as nothing serving requests reads it.
- * - `usage_hourly`: per UTC hour, outcome, network, tool and transport: calls and atomic amount.
- *   Keyed `(outcome, hour, …)`, so the settled rows of the last 168 hours are one range.
+ * - `usage_hourly`: per UTC hour, outcome, network, tool, transport (and scheme, version 4): calls
+ *   and atomic amount. Keyed `(outcome, hour, …)`, so the settled rows of the last 168 hours are
+ *   one range.
  * - `settled_hourly`: per UTC hour, the settled calls and atomic amount (usage_hourly's settled rows
  *   summed): the 24-hour and 7-day windows and the daily series read at most 168 of its rows.
  * - `usage_totals`: lifetime counters keyed `(metric, item)`, see {@link METRIC}; a bounded number
- *   of rows (outcomes, networks, tools, three payer counters).
+ *   of rows (outcomes, networks, tools, schemes, three payer counters).
  * - `payers`: per payer key, settled calls and the first and last settled time; read by key only.
  * - `telemetry_retention`: one row, `pruned_before` (epoch ms): raw events before it may have been
  *   deleted (0: never pruned).
@@ -43,6 +49,9 @@ export const V1_INDEXES = [
   'payment_events_outcome_tool',
 ] as const
 
+/** The CHECK condition of `payment_events.scheme` (schema version 4): every known scheme. */
+export const SCHEME_CHECK = `scheme IN (${SCHEMES.map((scheme) => `'${scheme}'`).join(', ')})`
+
 /** Raw events per backfill step when version 2 builds the rollups from existing events. */
 export const BACKFILL_BATCH_SIZE = 50_000
 
@@ -63,6 +72,14 @@ export function readParams(w: Windows): Record<string, number> {
 }
 
 /**
+ * The `settled_scheme` totals as they follow from `usage_hourly`: what the upgrade to schema
+ * version 4 writes. Columns: metric, item, calls, amount.
+ */
+export const SCHEME_TOTALS_FROM_ROLLUPS_SQL = `SELECT '${METRIC.settledScheme}' AS metric,
+    scheme AS item, SUM(calls) AS calls, SUM(amount) AS amount
+  FROM ${TABLE.hourly} WHERE outcome = 'settled' GROUP BY scheme`
+
+/**
  * Every `usage_totals` row as it follows from `usage_hourly` and `payers`: what the backfill
  * writes, and what `stats:check` compares the live totals with. Columns: metric, item, calls, amount.
  */
@@ -75,6 +92,8 @@ export const TOTALS_FROM_ROLLUPS_SQL = `
   UNION ALL
   SELECT '${METRIC.settledTool}', tool, SUM(calls), SUM(amount)
     FROM ${TABLE.hourly} WHERE outcome = 'settled' GROUP BY tool
+  UNION ALL
+  ${SCHEME_TOTALS_FROM_ROLLUPS_SQL}
   UNION ALL
   SELECT '${METRIC.payers}', '${PAYER_COUNTER.unique}', COUNT(*), 0 FROM ${TABLE.payers}
   UNION ALL
@@ -94,10 +113,10 @@ export const SETTLED_HOURLY_FROM_ROLLUPS_SQL = `
  * the backend's batch condition (`from`: a table or CTE holding events). Used by the backfill and by `stats:check`.
  */
 export function hourlyFromEventsSql(where: string, from: string = TABLE.events): string {
-  return `SELECT outcome, at / 3600000 AS hour, network, tool, transport,
+  return `SELECT outcome, at / 3600000 AS hour, network, tool, transport, scheme,
       COUNT(*) AS calls, SUM(amount) AS amount
     FROM ${from} WHERE ${where}
-    GROUP BY outcome, at / 3600000, network, tool, transport`
+    GROUP BY outcome, at / 3600000, network, tool, transport, scheme`
 }
 
 /** The payer rows of a set of raw events, `payers`' columns; see {@link hourlyFromEventsSql}. */
@@ -144,6 +163,7 @@ export function readRollups(rows: readonly Record<string, unknown>[]): Rollups {
     outcomes: {},
     networks: [],
     tools: [],
+    schemes: [],
     uniquePayers: 0,
     repeatPayers: 0,
     settledWithPayer: 0,
@@ -165,6 +185,9 @@ export function readRollups(rows: readonly Record<string, unknown>[]): Rollups {
       case METRIC.settledTool:
         rollups.tools.push({ tool: item, ...tally(r) })
         break
+      case METRIC.settledScheme:
+        rollups.schemes.push({ scheme: item, ...tally(r) })
+        break
       case METRIC.payers:
         if (item === PAYER_COUNTER.unique) rollups.uniquePayers = toCount(r.calls)
         if (item === PAYER_COUNTER.repeat) rollups.repeatPayers = toCount(r.calls)
@@ -178,9 +201,11 @@ export function readRollups(rows: readonly Record<string, unknown>[]): Rollups {
       pick(a) < pick(b) ? -1 : pick(a) > pick(b) ? 1 : 0
   rollups.networks.sort(byName((n) => n.network))
   rollups.tools.sort(byName((t) => t.tool))
+  rollups.schemes.sort(byName((s) => s.scheme))
   rollups.hours.sort((a, b) => a.hour - b.hour)
   // Rows with zero calls can exist (a backfill writes every counter); they carry no figure.
   rollups.networks = rollups.networks.filter((n) => n.calls > 0)
   rollups.tools = rollups.tools.filter((t) => t.calls > 0)
+  rollups.schemes = rollups.schemes.filter((s) => s.calls > 0)
   return rollups
 }

@@ -20,6 +20,8 @@ import {
   READ_SQL,
   readParams,
   readRollups,
+  SCHEME_CHECK,
+  SCHEME_TOTALS_FROM_ROLLUPS_SQL,
   SETTLED_HOURLY_FROM_ROLLUPS_SQL,
   TABLE,
   TOTALS_FROM_ROLLUPS_SQL,
@@ -114,7 +116,32 @@ const V2_DDL = `
   ${V1_INDEXES.map((name) => `DROP INDEX IF EXISTS ${name};`).join('\n  ')}
   CREATE INDEX ${TABLE.events}_at ON ${TABLE.events} (at);`
 
-const HOURLY_UPSERT = `ON CONFLICT (outcome, hour, network, tool, transport) DO UPDATE SET
+/**
+ * Schema version 4: the scheme that paid (see schema.ts). SQLite cannot change a primary key, so
+ * `usage_hourly` is rebuilt with `scheme` in its key, every existing row `exact`.
+ */
+const V4_DDL = `
+  ALTER TABLE ${TABLE.events}
+    ADD COLUMN scheme TEXT NOT NULL DEFAULT 'exact' CHECK (${SCHEME_CHECK});
+  CREATE TABLE ${TABLE.hourly}_v4 (
+    outcome TEXT NOT NULL,
+    hour INTEGER NOT NULL,
+    network TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    transport TEXT NOT NULL,
+    scheme TEXT NOT NULL,
+    calls INTEGER NOT NULL,
+    amount INTEGER NOT NULL,
+    PRIMARY KEY (outcome, hour, network, tool, transport, scheme)
+  ) STRICT, WITHOUT ROWID;
+  INSERT INTO ${TABLE.hourly}_v4 (outcome, hour, network, tool, transport, scheme, calls, amount)
+    SELECT outcome, hour, network, tool, transport, 'exact', calls, amount FROM ${TABLE.hourly};
+  DROP TABLE ${TABLE.hourly};
+  ALTER TABLE ${TABLE.hourly}_v4 RENAME TO ${TABLE.hourly};
+  INSERT INTO ${TABLE.totals} (metric, item, calls, amount)
+    SELECT metric, item, calls, amount FROM (${SCHEME_TOTALS_FROM_ROLLUPS_SQL}) AS derived;`
+
+const HOURLY_UPSERT = `ON CONFLICT (outcome, hour, network, tool, transport, scheme) DO UPDATE SET
     calls = ${TABLE.hourly}.calls + excluded.calls,
     amount = ${TABLE.hourly}.amount + excluded.amount`
 
@@ -125,7 +152,8 @@ const PAYER_UPSERT = `ON CONFLICT (payer_key) DO UPDATE SET
 
 /**
  * Builds the rollups from the events a version-1 store holds, in batches of `batchSize` rowids
- * ({@link BACKFILL_BATCH_SIZE} by default), then the totals from the rollups.
+ * ({@link BACKFILL_BATCH_SIZE} by default), then the totals from the rollups. Runs once every
+ * migration is applied, so it reads and writes the current columns.
  *
  * @param progress - called after each batch (the worker reports it so a long backfill is not
  *   taken for a hung one)
@@ -137,7 +165,7 @@ function backfill(db: Database.Database, batchSize: number, progress: () => void
   const range = 'rowid > @lo AND rowid <= @hi'
   const hourly = prepareOnce(
     db,
-    `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
+    `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, scheme, calls, amount)
      ${hourlyFromEventsSql(range)} ${HOURLY_UPSERT}`,
   )
   const payers = prepareOnce(
@@ -159,16 +187,17 @@ function backfill(db: Database.Database, batchSize: number, progress: () => void
   )
 }
 
-type Migration = (db: Database.Database, batchSize: number, progress: () => void) => void
+type Migration = (db: Database.Database) => void
 
-/** Schema migrations in order; entry i upgrades the schema to version i + 1. */
+/**
+ * Schema migrations in order; entry i upgrades the schema to version i + 1. A store below version
+ * 2 gets its rollups built from its events ({@link backfill}) after the last migration.
+ */
 const MIGRATIONS: readonly Migration[] = [
   (db) => db.exec(V1_DDL),
-  (db, batchSize, progress) => {
-    db.exec(V2_DDL)
-    backfill(db, batchSize, progress)
-  },
+  (db) => db.exec(V2_DDL),
   (db) => db.exec(ledgerDdl({ int: 'INTEGER', text: 'TEXT', strict: ' STRICT' })),
+  (db) => db.exec(V4_DDL),
 ]
 
 /** The schema version this code writes. */
@@ -276,16 +305,17 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
     const once = (sql: string) => prepareOnce(handle, sql)
     return {
       insertEvent: once(
-        `INSERT INTO ${TABLE.events} (id, at, tool, transport, network, amount, outcome, payer_key)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+        `INSERT INTO ${TABLE.events}
+           (id, at, tool, transport, network, amount, outcome, scheme, payer_key)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
       ),
       upsertPayer: once(
         `INSERT INTO ${TABLE.payers} (payer_key, settled_calls, first_at, last_at)
            VALUES (?, ?, ?, ?) ${PAYER_UPSERT} RETURNING settled_calls`,
       ).pluck(),
       upsertHourly: once(
-        `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, calls, amount)
-         VALUES (?, ?, ?, ?, ?, ?, ?) ${HOURLY_UPSERT}`,
+        `INSERT INTO ${TABLE.hourly} (outcome, hour, network, tool, transport, scheme, calls, amount)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${HOURLY_UPSERT}`,
       ),
       upsertSettledHour: once(
         `INSERT INTO ${TABLE.settledHourly} (hour, calls, amount) VALUES (?, ?, ?)
@@ -391,9 +421,11 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
             const row = prepareOnce(handle, `SELECT MAX(version) AS v FROM ${TABLE.version}`).get()
             const current = Number((row as { v: number | null }).v ?? 0)
             for (let i = current; i < MIGRATIONS.length; i++) {
-              ;(MIGRATIONS[i] as Migration)(handle, batchSize, progress)
+              ;(MIGRATIONS[i] as Migration)(handle)
+              progress()
               prepareOnce(handle, `INSERT INTO ${TABLE.version} (version) VALUES (?)`).run(i + 1)
             }
+            if (current < 2) backfill(handle, batchSize, progress)
           })
           .immediate()
       })
@@ -414,6 +446,7 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
                 r.network,
                 BigInt(r.amount),
                 r.outcome,
+                r.scheme ?? 'exact',
                 r.payerKey,
               )
               if (changes > 0) inserted.push(r)
@@ -433,6 +466,7 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
                 h.network,
                 h.tool,
                 h.transport,
+                h.scheme,
                 h.calls,
                 h.amount,
               )

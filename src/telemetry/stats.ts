@@ -1,5 +1,5 @@
 import { money } from './money.js'
-import type { DailyPoint, Rollups, Stats } from './types.js'
+import type { DailyPoint, Rollups, Scheme, Stats } from './types.js'
 import { DAY_MS, HOUR_MS, type Windows } from './windows.js'
 
 /** Plain-language window definitions published in `Stats.window`. */
@@ -12,6 +12,9 @@ export const WINDOW_TEXT = {
     'settled events per UTC calendar day, 7 days oldest first ending today; today runs from 00:00 UTC to now',
 } as const
 
+/** The scheme of a prepaid channel's vouchers: what `Stats.channels` counts. */
+const CHANNEL_SCHEME: Scheme = 'batch-settlement'
+
 /**
  * Shapes the rollups into the GET /stats body. The windows and the daily series are sums over
  * the same hourly rows, so they agree with each other by construction.
@@ -22,6 +25,7 @@ export const WINDOW_TEXT = {
  */
 export function buildStats(r: Rollups, w: Windows, cacheSeconds: number): Stats {
   const settled = r.outcomes.settled ?? { calls: 0, atomic: 0n }
+  const channels = r.schemes.find((s) => s.scheme === CHANNEL_SCHEME) ?? { calls: 0, atomic: 0n }
   const repeatPaidCalls = r.settledWithPayer - r.uniquePayers
   let last24h = 0n
   let last7d = 0n
@@ -64,6 +68,11 @@ export function buildStats(r: Rollups, w: Windows, cacheSeconds: number): Stats 
       r.networks.map((n) => [n.network, { calls: n.calls, revenue: money(n.atomic) }]),
     ),
     tools: Object.fromEntries(r.tools.map((t) => [t.tool, { calls: t.calls }])),
+    channels: {
+      calls: channels.calls,
+      revenue: money(channels.atomic),
+      share_of_calls: settled.calls === 0 ? 0 : channels.calls / settled.calls,
+    },
     daily,
     generated_at: new Date(w.now).toISOString(),
     window: { ...WINDOW_TEXT, cache_seconds: cacheSeconds },

@@ -311,12 +311,13 @@ describe.each([
         payer: PAYER_A,
         at: NOW - 10 * DAY,
       }),
-      // 7 d, 2025-06-12
+      // 7 d, 2025-06-12; a voucher of a prepaid channel
       ...attempt('settled', {
         tool: 'json-validate',
         transport: mcp,
         network: BASE,
         amount: '2000',
+        scheme: 'batch-settlement',
         payer: PAYER_A,
         at: NOW - 3 * DAY,
       }),
@@ -337,11 +338,13 @@ describe.each([
         payer: PAYER_B,
         at: NOW - 2 * HOUR,
       }),
+      // a voucher whose call failed: not counted in channels
       ...attempt('tool_failed_unsettled', {
         tool: 'jwt-inspect',
         transport: mcp,
         network: BASE,
         amount: '5000',
+        scheme: 'batch-settlement',
         payer: PAYER_C,
         at: NOW - HOUR / 2,
       }),
@@ -354,12 +357,13 @@ describe.each([
         payer: PAYER_A,
         at: NOW - 5 * HOUR,
       }),
-      // 7 d, 2025-06-13
+      // 7 d, 2025-06-13; a voucher of a prepaid channel
       ...attempt('settled', {
         tool: 'pipeline',
         transport: http,
         network: BASE,
         amount: '1500000',
+        scheme: 'batch-settlement',
         payer: PAYER_C,
         at: NOW - 2 * DAY,
       }),
@@ -383,6 +387,8 @@ describe.each([
         [SOLANA]: { calls: 2, revenue: m('2000', '0.002') },
       },
       tools: { hash: { calls: 3 }, 'json-validate': { calls: 1 }, pipeline: { calls: 1 } },
+      // json-validate and pipeline, settled by vouchers; of 5 settled calls
+      channels: { calls: 2, revenue: m('1502000', '1.502'), share_of_calls: 0.4 },
       daily: [
         { date: '2025-06-09', calls: 0, revenue: m('0', '0') },
         { date: '2025-06-10', calls: 0, revenue: m('0', '0') },
@@ -402,6 +408,8 @@ describe.each([
         cache_seconds: 0,
       },
     } satisfies Omit<Stats, 'generated_at'>)
+    // stats:check recomputes the same figures, channels included, from the raw events.
+    await expectNoDrift(fx.location, NOW)
   })
 
   it('puts window boundaries on the documented side, to the UTC hour', async () => {
@@ -588,14 +596,27 @@ describe.each([
     const store = createTelemetryStore(fx.databaseUrl, { dataDir: fx.dataDir })
     const telemetry = await start({ store, retentionDays: 3 })
     expect(await telemetry.prune()).toBe(0) // the pass started with telemetry found nothing
-    // 10 days of history (3,000 events), written straight to the store.
-    const rows = syntheticAttempts({ attempts: 1_500, now: NOW, maxHoursAgo: 240, payers: 30 })
+    // 10 days of history (3,000 events, some Base calls paid by vouchers), written straight to
+    // the store.
+    const rows = syntheticAttempts({
+      attempts: 1_500,
+      now: NOW,
+      maxHoursAgo: 240,
+      payers: 30,
+      vouchers: 0.5,
+    })
     await store.insert(rows)
     const cutoff = NOW - 3 * DAY // NOW is on the hour: the cut is exactly 3 days back
     const old = rows.filter((r) => r.at < cutoff).length
     expect(old).toBeGreaterThan(2_000) // several batches of 1,000
     const before = await telemetry.stats()
     expect(before.paid_calls).toBe(1_500)
+    const vouchers = rows.filter((r) => r.outcome === 'settled' && r.scheme === 'batch-settlement')
+    expect(vouchers.length).toBeGreaterThan(200)
+    expect(before.channels.calls).toBe(vouchers.length)
+    expect(before.channels.revenue.atomic).toBe(
+      vouchers.reduce((sum, r) => sum + BigInt(r.amount), 0n).toString(),
+    )
     // Settlement intents: one decided before the cut (pruned), one still in doubt (kept).
     const ledger = store.ledger
     if (!ledger) throw new Error('the store has a settlement ledger')
@@ -742,14 +763,19 @@ describe.each([
         network: BASE,
         amount: '9223372036854775807',
         outcome: 'settled',
+        scheme: 'batch-settlement',
         payerKey: null,
       }
+      const other = { ...row, id: '5d7c9a0e-2b4f-4e8a-8c1d-7f6e5a4b3c21', amount: '0' }
       await store.insert([row])
-      await store.insert([row, { ...row, id: '5d7c9a0e-2b4f-4e8a-8c1d-7f6e5a4b3c21', amount: '0' }])
+      await store.insert([row, { ...other, scheme: 'exact' }])
       expect(await fx.count('SELECT COUNT(*) FROM payment_events')).toBe(2)
-      expect(await fx.count('SELECT COUNT(*) FROM telemetry_schema_version')).toBe(3)
+      expect(await fx.count('SELECT COUNT(*) FROM telemetry_schema_version')).toBe(4)
       // The row written twice counted once in the rollups too.
       expect(await fx.count(`SELECT calls FROM usage_totals WHERE metric = 'outcome'`)).toBe(2)
+      const channelCalls = `SELECT calls FROM usage_totals
+        WHERE metric = 'settled_scheme' AND item = 'batch-settlement'`
+      expect(await fx.count(channelCalls)).toBe(1)
       // 2^63 - 1 has no exact double: the sum must come back through bigint, not a number.
       const rollups = await store.read(windowsAt(NOW))
       expect(rollups.outcomes.settled).toEqual({ calls: 2, atomic: 2n ** 63n - 1n })
@@ -772,8 +798,10 @@ describe.each([
     await telemetry.record({ ...valid, amount: '-1' })
     await telemetry.record({ ...valid, tool: '' })
     await telemetry.record({ ...valid, outcome: 'refunded' as PaymentEvent['outcome'] })
+    await telemetry.record({ ...valid, scheme: 'upto' as PaymentEvent['scheme'] })
     await telemetry.record(valid)
     expect((await telemetry.stats()).successful_paid_calls).toBe(1)
+    expect((await telemetry.stats()).channels.calls).toBe(0)
     expect(telemetry.health()).toMatchObject({ status: 'ok', buffered: 0, dropped: 0 })
   })
 })

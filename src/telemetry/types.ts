@@ -23,6 +23,16 @@ export const OUTCOMES: readonly Outcome[] = [
 export type Transport = 'http' | 'mcp'
 
 /**
+ * The x402 scheme that paid a call: `exact` (one signed transfer per call, settled on chain) or
+ * `batch-settlement` (a voucher against a prepaid channel's deposit, checked locally and claimed
+ * later in batches).
+ */
+export type Scheme = 'exact' | 'batch-settlement'
+
+/** Every {@link Scheme}, for validation and the events table's CHECK constraint. */
+export const SCHEMES: readonly Scheme[] = ['exact', 'batch-settlement']
+
+/**
  * One payment event as the caller hands it to `Telemetry.record`.
  *
  * @example
@@ -38,6 +48,8 @@ export interface PaymentEvent {
   /** Price in atomic USDC units (6 decimals) as a decimal string, e.g. `'1000'` = 0.001 USDC. */
   amount: string
   outcome: Outcome
+  /** The scheme that paid; absent means `exact`. A voucher call is `batch-settlement`. */
+  scheme?: Scheme
   /**
    * Raw payer address (EVM hex or Solana base58). It is hashed into a payer key at once and never
    * stored, buffered or logged.
@@ -67,6 +79,8 @@ export interface EventRow {
   /** Atomic USDC units, decimal string of a non-negative 64-bit integer. */
   amount: string
   outcome: Outcome
+  /** The scheme that paid; absent means `exact` (rows written before the scheme existed). */
+  scheme?: Scheme
   /** HMAC-SHA-256(salt, lower-cased address) as lower-case hex, or null when no payer was given. */
   payerKey: string | null
 }
@@ -113,6 +127,16 @@ export interface Stats {
   networks: Record<string, { calls: number; revenue: Money }>
   /** Settled events per tool id; only tools that have any. */
   tools: Record<string, { calls: number }>
+  /**
+   * Settled events paid by a voucher of a prepaid channel (scheme `batch-settlement`), lifetime,
+   * in aggregate only: they are also counted in `successful_paid_calls` and `revenue`.
+   */
+  channels: {
+    calls: number
+    revenue: Money
+    /** `calls / successful_paid_calls`; 0 when there are no settled events. */
+    share_of_calls: number
+  }
   /** Exactly 7 entries, oldest first, ending today (UTC), zero-filled. */
   daily: DailyPoint[]
   /** ISO-8601 time the figures were computed. */
@@ -141,6 +165,8 @@ export interface Rollups {
   networks: ({ network: string } & Tally)[]
   /** Lifetime settled events per tool id, by tool. */
   tools: ({ tool: string } & Tally)[]
+  /** Lifetime settled events per {@link Scheme}, by scheme. */
+  schemes: ({ scheme: string } & Tally)[]
   /** Payers with at least one settled event. */
   uniquePayers: number
   /** Payers with two or more settled events. */

@@ -1,6 +1,8 @@
+import { mkdtempSync } from 'node:fs'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { loadConfig } from '../../src/config.js'
 import { type DevStack, startDevStack } from '../../src/devnet/stack.js'
 import type { Stage } from '../../src/devnet/stage.js'
@@ -36,7 +38,7 @@ export interface RunningService {
  * @param overrides - parts to replace (observer, guard, env)
  */
 export async function startService(
-  stack: DevStack | undefined,
+  stack: Pick<DevStack, 'serviceEnv'> | undefined,
   env: Record<string, string> = {},
   overrides: ServiceOverrides = {},
 ): Promise<RunningService> {
@@ -59,10 +61,13 @@ export async function startService(
   const baseUrl = `http://127.0.0.1:${port}`
   service = createService(
     { ...config, port, publicBaseUrl: env.PUBLIC_BASE_URL ?? baseUrl },
-    overrides,
+    // Each service keeps its channels apart (the file store); a test may share one directory.
+    { dataDir: mkdtempSync(join(tmpdir(), 'payload-tools-data-')), ...overrides },
   )
   try {
     await service.runner.warm()
+    // As src/main.ts does: the escrow check (with EVM_RPC_URL), then the channel manager.
+    await service.channels?.start()
   } catch (error) {
     server.close()
     await service.close()

@@ -12,6 +12,9 @@ export const WINDOW = {
   cache_seconds: 2,
 }
 
+/** `Stats.channels` when no call was paid through a prepaid channel. */
+export const NO_CHANNELS = { calls: 0, revenue: { atomic: '0', usdc: '0' }, share_of_calls: 0 }
+
 /**
  * An atomic USDC amount in both notations of /stats, spelled out independently of the service.
  *

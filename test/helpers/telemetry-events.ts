@@ -39,6 +39,11 @@ export interface SyntheticOptions {
   payerKeys?: readonly string[]
   /** PRNG seed; the same seed gives the same events (ids aside). */
   seed?: number
+  /**
+   * Share of the Base attempts paid by a voucher of a prepaid channel (scheme
+   * `batch-settlement`), in [0, 1]; default 0 (none, and the same events as before the option).
+   */
+  vouchers?: number
 }
 
 /** mulberry32: a small seeded PRNG, enough for test data. */
@@ -83,13 +88,17 @@ export function syntheticAttempts(options: SyntheticOptions): EventRow[] {
     const roll = random()
     const outcome: Outcome =
       roll < 0.8 ? 'settled' : roll < 0.9 ? 'settle_failed' : 'tool_failed_unsettled'
-    const base = {
+    const base: Omit<EventRow, 'id' | 'outcome'> = {
       at,
       tool: pick(TOOLS),
-      transport: random() < 0.7 ? ('http' as const) : ('mcp' as const),
+      transport: random() < 0.7 ? 'http' : 'mcp',
       network: pick(NETWORKS),
       amount: pick(['1000', '1000', '1000', '3000', '2500']),
       payerKey,
+    }
+    // Drawn only when asked, so that callers without vouchers keep the same sequence.
+    if (options.vouchers !== undefined && base.network === NETWORKS[0]) {
+      if (random() < options.vouchers) base.scheme = 'batch-settlement'
     }
     // Ids as toEventRow makes them: version 7, in the order the events are written.
     rows.push({ ...base, id: uuidV7(), outcome: 'verified' })

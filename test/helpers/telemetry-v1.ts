@@ -142,8 +142,11 @@ function v1AggregateSql() {
   }
 }
 
-/** The /stats figures version 1 answered, without `generated_at` and `window`. */
-export type V1Figures = Omit<Stats, 'generated_at' | 'window'>
+/**
+ * The /stats figures version 1 answered, without `generated_at` and `window`. Version 1 had no
+ * `channels` (every payment was `exact`).
+ */
+export type V1Figures = Omit<Stats, 'generated_at' | 'window' | 'channels'>
 
 /**
  * Computes the /stats figures exactly as version 1 did: its aggregate queries over the raw events,

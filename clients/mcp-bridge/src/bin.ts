@@ -6,7 +6,7 @@ import { USAGE, UsageError } from './usage.js'
 // The server and the command line are loaded on demand: `help` and a configuration error answer
 // without loading the MCP SDK, viem or @solana/kit.
 
-/** `payload-tools-mcp [call <tool> ['<json>'] | help]`: see the README. */
+/** `payload-tools-mcp [call <tool> ['<json>'] | refund | help]`: see the README. */
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === 'help' || command === '--help' || command === '-h') {
@@ -19,6 +19,15 @@ async function main(argv: readonly string[]): Promise<number> {
     const { runServer } = await import('./server.js')
     await runServer(config, stderrLog)
     return 0
+  }
+  if (command === 'refund') {
+    if (rest.length) throw new UsageError(`refund: unexpected ${rest.join(' ')}`)
+    const config = await loadConfig()
+    const { runRefund } = await import('./cli.js')
+    return runRefund(config, stderrLog, {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+    })
   }
   if (command === 'call') {
     const config = await loadConfig()

@@ -1,14 +1,27 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
 import { isPaymentRequiredV2 } from '@x402/core/schemas'
-import type { PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types'
+import type {
+  PaymentPayload,
+  PaymentRequired,
+  PaymentRequirements,
+  SettleResponse,
+} from '@x402/core/types'
+import {
+  CHANNEL_SCHEME,
+  type ChannelWallet,
+  DepositCapError,
+  type OpenChannel,
+  shortChannel,
+} from './channels.js'
 import { DayFileError } from './day-file.js'
 import { BridgeFailure, FAILURE_META_KEY, failureResult } from './failures.js'
-import { SpendCapError, type SpendLedger } from './ledger.js'
+import { type Reservation, SpendCapError, type SpendLedger } from './ledger.js'
 import type { Log } from './log.js'
 import { RAIL_LABEL, type RailId, railOf } from './rails.js'
 import { MAX_RETRY_AFTER_SECONDS, ServiceRateLimitedError } from './rate-limit.js'
-import { type ReceiptChecker, ReceiptRefused } from './receipts.js'
+import { type ReceiptChecker, ReceiptRefused, TOOL_ID_META_KEY } from './receipts.js'
+import { REFUND_TOOL, refundTool } from './refund-tool.js'
 import { SPEND_TOOL, spendResult, spendTool } from './spend-tool.js'
 import { UnknownToolError } from './unknown-tool.js'
 import { formatUsdc, parseAtomic } from './usdc.js'
@@ -52,6 +65,13 @@ export interface BridgeParts {
   maxRetryAfterSeconds?: number
   /** How a paid call answered `settlement_unknown` is resent; default {@link SETTLEMENT_RETRY}. */
   settlementRetry?: Partial<SettlementRetry>
+  /**
+   * Prepaid channels (x402 `batch-settlement` on Base) for the Base key, when `MAX_USDC_DEPOSIT`
+   * allows a deposit: a service that offers them is paid by voucher. Absent: `exact` only.
+   */
+  channels?: ChannelWallet
+  /** The service's base URL: a channel's refund goes to one of its paid HTTP routes. */
+  serviceUrl?: string
 }
 
 /**
@@ -224,6 +244,8 @@ export function createBridge(parts: BridgeParts): Bridge {
   const resend: SettlementRetry = { ...SETTLEMENT_RETRY, ...parts.settlementRetry }
   let listing: Map<string, Tool> | undefined
   let fetching: Promise<Map<string, Tool>> | undefined
+  const { channels } = parts
+  const localTools = channels ? [spendTool, refundTool] : [spendTool]
 
   /**
    * Runs an unpaid request; when the service answers 429 with a `Retry-After` of at most
@@ -266,11 +288,11 @@ export function createBridge(parts: BridgeParts): Bridge {
   async function listTools(): Promise<{ tools: Tool[]; complete: boolean }> {
     try {
       const tools = await fetchListing()
-      const mirrored = [...tools.values()].filter((t) => t.name !== SPEND_TOOL).map(mirrorTool)
-      return { tools: [...mirrored, spendTool], complete: true }
+      const mirrored = [...tools.values()].filter((t) => !LOCAL_TOOLS.has(t.name)).map(mirrorTool)
+      return { tools: [...mirrored, ...localTools], complete: true }
     } catch (error) {
       log(`cannot list the service's tools: ${message(error)}`)
-      return { tools: [spendTool], complete: false }
+      return { tools: localTools, complete: false }
     }
   }
 
@@ -278,7 +300,14 @@ export function createBridge(parts: BridgeParts): Bridge {
     name: string,
     args: Record<string, unknown> | undefined,
   ): Promise<CallToolResult> {
-    if (name === SPEND_TOOL) return spendResult(ledger.snapshot(), wallet.rails)
+    if (name === SPEND_TOOL) {
+      return spendResult(
+        ledger.snapshot(),
+        wallet.rails,
+        channels ? { cap: channels.depositCap, open: await openChannel() } : undefined,
+      )
+    }
+    if (name === REFUND_TOOL && channels) return refund(channels)
     let tools: Map<string, Tool>
     try {
       tools = listing ?? (await fetchListing())
@@ -287,8 +316,8 @@ export function createBridge(parts: BridgeParts): Bridge {
     }
     const tool = tools.get(name)
     if (!tool) {
-      const names = [...tools.keys()].filter((t) => t !== SPEND_TOOL)
-      throw new UnknownToolError(name, [...names, SPEND_TOOL])
+      const names = [...tools.keys()].filter((t) => !LOCAL_TOOLS.has(t))
+      throw new UnknownToolError(name, [...names, ...localTools.map((t) => t.name)])
     }
     try {
       return await pay(tool, args)
@@ -317,7 +346,7 @@ export function createBridge(parts: BridgeParts): Bridge {
         { input_check: inputCheck },
       )
     }
-    const offer = chooseOffer(required.accepts, wallet.rails, parts.preferredRail)
+    const { offer, byChannel } = choosePayment(name, required)
     const amount = BigInt(offer.amount)
     const listed = listedPrice(tool)
     if (listed === undefined) {
@@ -335,79 +364,121 @@ export function createBridge(parts: BridgeParts): Bridge {
         { amount: offer.amount, listed: listed.toString(), network: offer.network },
       )
     }
+    // The caps count the price of the call, whether paid `exact` or from a channel; a deposit is
+    // not spent (it stays the payer's in the escrow until charged) and has its own cap.
     const held = ledger.reserve(offer.network, amount)
-    let counted = false
+    const paying = { tool, args, required, offer, held }
+    if (byChannel && channels) {
+      return channels.exclusive(() => payReserved({ ...paying, channels }))
+    }
+    return payReserved(paying)
+  }
+
+  /**
+   * The payment to make: the wallet's `exact` offer (`PAYER_RAIL` first), or, when that is on
+   * Base and the service also offers a prepaid channel there within `MAX_USDC_DEPOSIT`, the
+   * channel's. A channel that cannot be used is logged and `exact` is paid.
+   *
+   * @throws {NoPayableRailError} when neither can be paid
+   */
+  function choosePayment(
+    name: string,
+    required: PaymentRequired,
+  ): { offer: PaymentRequirements; byChannel: boolean } {
+    let exact: PaymentRequirements | undefined
+    let none: unknown
     try {
-      let payment: unknown
-      try {
-        payment = await wallet.sign(required, offer)
-      } catch (error) {
-        throw new BridgeFailure(
-          'signing_failed',
-          `Could not sign the payment for ${name} on ${offer.network}: ${message(error)}. ` +
-            'Nothing was sent or charged.',
-        )
-      }
-      log(`signed payment for ${name} on ${offer.network} (${formatUsdc(amount)} USDC)`)
+      exact = chooseOffer(required.accepts, wallet.rails, parts.preferredRail)
+    } catch (error) {
+      none = error
+    }
+    const onBase = exact === undefined || railOf(exact.network) === 'base'
+    const choice = channels && onBase ? channels.choose(required.accepts) : undefined
+    if (choice?.offer) return { offer: choice.offer, byChannel: true }
+    if (choice) log(`${name}: paying with exact: ${choice.reason}`)
+    if (exact === undefined) throw none
+    return { offer: exact, byChannel: false }
+  }
+
+  /**
+   * Signs, sends and answers a call whose price is reserved: see {@link createBridge}. With
+   * `channels`, the payment is a deposit or a voucher; a refusal the channel can cure (a
+   * corrective 402 that resyncs its record, `channel_busy`) is signed again, at most
+   * {@link CHANNEL_RESIGNS} times, within the same reservation.
+   */
+  async function payReserved(call: {
+    tool: Tool
+    args: Record<string, unknown> | undefined
+    required: PaymentRequired
+    offer: PaymentRequirements
+    held: Reservation
+    channels?: ChannelWallet
+  }): Promise<CallToolResult> {
+    const { tool, args, required, offer, held } = call
+    const { name } = tool
+    const amount = BigInt(offer.amount)
+    let counted = false
+    const count = () => {
+      if (!counted) ledger.commit(held)
+      counted = true
+    }
+    try {
+      let payment: PaymentPayload
       let paid: CallToolResult
-      try {
-        paid = await remote.callTool(name, args, { [PAYMENT_META_KEY]: payment })
-      } catch (error) {
-        if (error instanceof ServiceRateLimitedError) {
-          // An HTTP answer, not a lost one: the request was refused before it ran (the service
-          // never limits paid calls; a proxy in front may), so nothing was charged.
-          log(`paid call of ${name} refused with 429; not counted`)
-          throw new BridgeFailure(
-            'rate_limited',
-            `The service refused the paid call of ${name} with HTTP 429 before running it ` +
-              `(${error.detail}). ${retryAdvice(error.retryAfterSeconds)} Nothing was charged.`,
-            retryDetails(error.retryAfterSeconds),
-          )
-        }
-        // The payment left this process and may have been settled: it counts against the caps.
-        ledger.commit(held)
-        counted = true
-        log(`no answer to the paid call of ${name}; counted as spent: ${message(error)}`)
-        throw new BridgeFailure(
-          'payment_outcome_unknown',
-          `The service did not answer the paid call of ${name} (${message(error)}). The ` +
-            `payment of ${formatUsdc(amount)} USDC on ${offer.network} may have been settled; ` +
-            'it counts against the spend caps. Check the wallet before calling again.',
-        )
-      }
       let resent = 0
-      while (paid.isError && RESEND_SAME_PAYMENT.has(codeOf(paid))) {
-        // The tool ran and the payment may have moved: it counts, whatever comes next.
-        if (!counted) ledger.commit(held)
-        counted = true
-        if (resent === resend.attempts) {
-          log(`paid call of ${name}: settlement still unknown after ${resent} resends; giving up`)
-          throw settlementUnknown(name, amount, offer.network, resent)
+      for (let resigned = 0; ; resigned++) {
+        payment = await signPayment(name, required, offer, call.channels)
+        paid = await sendPaid(name, args, payment, amount, offer.network, count)
+        while (paid.isError && RESEND_SAME_PAYMENT.has(codeOf(paid))) {
+          // The tool ran and the payment may have moved: it counts, whatever comes next.
+          count()
+          if (resent === resend.attempts) {
+            log(`paid call of ${name}: settlement still unknown after ${resent} resends; giving up`)
+            throw settlementUnknown(name, amount, offer.network, resent)
+          }
+          const wait = Math.min(
+            retryAfterOf(paid) ?? resend.defaultWaitSeconds,
+            resend.maxWaitSeconds,
+          )
+          resent += 1
+          log(
+            `paid call of ${name}: ${codeOf(paid)}; resending the same payment in ${wait} s ` +
+              `(retry ${resent} of ${resend.attempts})`,
+          )
+          await resend.sleep(wait * 1000)
+          try {
+            paid = await remote.callTool(name, args, { [PAYMENT_META_KEY]: payment })
+          } catch (error) {
+            log(`no answer to the resent payment for ${name}: ${message(error)}`)
+            throw settlementUnknown(name, amount, offer.network, resent, message(error))
+          }
         }
-        const wait = Math.min(
-          retryAfterOf(paid) ?? resend.defaultWaitSeconds,
-          resend.maxWaitSeconds,
-        )
-        resent += 1
+        const corrective = call.channels && resent === 0 ? paymentRequiredOf(paid) : undefined
+        if (!corrective || resigned === CHANNEL_RESIGNS) break
+        const next = await call.channels?.refused(payment, corrective).catch((error: unknown) => {
+          log(`paid call of ${name}: the channel could not resync: ${message(error)}`)
+          return undefined
+        })
+        if (!next) break
         log(
-          `paid call of ${name}: ${codeOf(paid)}; resending the same payment in ${wait} s ` +
-            `(retry ${resent} of ${resend.attempts})`,
+          `paid call of ${name}: ${next === 'busy' ? 'the channel is busy with another call' : "the channel's record was resynced from the service"}; ` +
+            `signing again (${resigned + 1} of ${CHANNEL_RESIGNS}), nothing was charged`,
         )
-        await resend.sleep(wait * 1000)
-        try {
-          paid = await remote.callTool(name, args, { [PAYMENT_META_KEY]: payment })
-        } catch (error) {
-          log(`no answer to the resent payment for ${name}: ${message(error)}`)
-          throw settlementUnknown(name, amount, offer.network, resent, message(error))
-        }
+        if (next === 'busy') await resend.sleep(CHANNEL_BUSY_WAIT_MS)
       }
       const receipt = paid._meta?.[PAYMENT_RESPONSE_META_KEY] as SettleResponse | undefined
       // The service never releases a result without settling it: an ok result was paid for.
       if (!paid.isError || receipt?.success === true) {
-        if (!counted) ledger.commit(held)
-        counted = true
-        if (!paid.isError) await checkReceipt(tool, args, paid, receipt, offer)
-        return paidResult(paid, offer, receipt, log)
+        count()
+        const channel =
+          call.channels && receipt?.success
+            ? await call.channels.settled(payment, receipt).catch((error: unknown) => {
+                log(`paid call of ${name}: the channel record was not updated: ${message(error)}`)
+                return undefined
+              })
+            : undefined
+        if (!paid.isError) await checkReceipt(tool, args, paid, receipt, offer, payment)
+        return paidResult(paid, offer, receipt, log, payment, channel)
       }
       if (resent > 0) {
         log(`resent payment for ${name} refused by the service (${codeOf(paid)}); counted`)
@@ -420,6 +491,108 @@ export function createBridge(parts: BridgeParts): Bridge {
     }
   }
 
+  /** Signs `offer` with the wallet (`exact`) or the channel (deposit or voucher). */
+  async function signPayment(
+    name: string,
+    required: PaymentRequired,
+    offer: PaymentRequirements,
+    channel: ChannelWallet | undefined,
+  ): Promise<PaymentPayload> {
+    let payment: PaymentPayload
+    try {
+      payment = channel ? await channel.sign(required, offer) : await wallet.sign(required, offer)
+    } catch (error) {
+      if (error instanceof DepositCapError) {
+        throw new BridgeFailure(
+          'deposit_cap_exceeded',
+          `Could not pay ${name} from a prepaid channel: ${error.message}. Raise ` +
+            'MAX_USDC_DEPOSIT, or set it to 0 to pay every call with exact. Nothing was signed.',
+        )
+      }
+      throw new BridgeFailure(
+        'signing_failed',
+        `Could not sign the payment for ${name} on ${offer.network}: ${message(error)}. ` +
+          'Nothing was sent or charged.',
+      )
+    }
+    log(
+      `signed payment for ${name} on ${offer.network} (${formatUsdc(BigInt(offer.amount))} USDC` +
+        `${describeChannelPayment(payment)})`,
+    )
+    return payment
+  }
+
+  /**
+   * Sends a signed payment. No answer at all means the payment may have moved: it counts
+   * (`count`) and the call fails `payment_outcome_unknown`; a 429 is a refusal before the call
+   * ran, nothing charged.
+   */
+  async function sendPaid(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    payment: PaymentPayload,
+    amount: bigint,
+    network: string,
+    count: () => void,
+  ): Promise<CallToolResult> {
+    try {
+      return await remote.callTool(name, args, { [PAYMENT_META_KEY]: payment })
+    } catch (error) {
+      if (error instanceof ServiceRateLimitedError) {
+        // An HTTP answer, not a lost one: the request was refused before it ran (the service
+        // never limits paid calls; a proxy in front may), so nothing was charged.
+        log(`paid call of ${name} refused with 429; not counted`)
+        throw new BridgeFailure(
+          'rate_limited',
+          `The service refused the paid call of ${name} with HTTP 429 before running it ` +
+            `(${error.detail}). ${retryAdvice(error.retryAfterSeconds)} Nothing was charged.`,
+          retryDetails(error.retryAfterSeconds),
+        )
+      }
+      // The payment left this process and may have been settled: it counts against the caps.
+      count()
+      log(`no answer to the paid call of ${name}; counted as spent: ${message(error)}`)
+      throw new BridgeFailure(
+        'payment_outcome_unknown',
+        `The service did not answer the paid call of ${name} (${message(error)}). The ` +
+          `payment of ${formatUsdc(amount)} USDC on ${network} may have been settled; ` +
+          'it counts against the spend caps. Check the wallet before calling again.',
+      )
+    }
+  }
+
+  /** The open channel for the spend tool; a record that cannot be read shows none. */
+  async function openChannel(): Promise<OpenChannel | undefined> {
+    try {
+      return await channels?.open()
+    } catch (error) {
+      log(`cannot read the channel record: ${message(error)}`)
+      return undefined
+    }
+  }
+
+  /**
+   * The refund tool: the official client's refund of the open channel through one of the
+   * service's paid HTTP routes (the refund flow is served on GET there); nothing is charged.
+   */
+  async function refund(wallet: ChannelWallet): Promise<CallToolResult> {
+    const [first] = listing ? [...listing.values()] : []
+    const id = first?._meta?.[TOOL_ID_META_KEY]
+    const url = `${parts.serviceUrl}/${typeof id === 'string' ? id : 'hash'}`
+    try {
+      const { settlement, channel } = await wallet.refund(url)
+      return refundResult(settlement, channel, log)
+    } catch (error) {
+      log(`refund refused: ${message(error)}`)
+      return failureResult(
+        new BridgeFailure(
+          'refund_failed',
+          `No refund: ${message(error)}. Nothing moved; the channel keeps its deposit.`,
+        ),
+      )
+    }
+  }
+
   /** The receipt check of a settled result, as a {@link BridgeFailure} when refused. */
   async function checkReceipt(
     tool: Tool,
@@ -427,9 +600,10 @@ export function createBridge(parts: BridgeParts): Bridge {
     paid: CallToolResult,
     settlement: SettleResponse | undefined,
     offer: PaymentRequirements,
+    payment: PaymentPayload,
   ): Promise<void> {
     try {
-      await parts.receipts.check({ tool, args, paid, settlement, offer })
+      await parts.receipts.check({ tool, args, paid, settlement, offer, payment })
     } catch (error) {
       if (!(error instanceof ReceiptRefused)) throw error
       const display = `${formatUsdc(BigInt(offer.amount))} USDC`
@@ -437,7 +611,7 @@ export function createBridge(parts: BridgeParts): Bridge {
       log(`paid call of ${tool.name} withheld (${error.code}): ${error.message}`)
       throw new BridgeFailure(
         error.code,
-        `The service settled ${display} on ${network} (transaction ${transaction}) for ` +
+        `The service settled ${display} on ${network} (${transaction ? `transaction ${transaction}` : `voucher on channel ${shortChannel(channelIdOf(payment))}`}) for ` +
           `${tool.name}, but ${error.message}: the result is withheld. The payment counts ` +
           'against the spend caps; keep this receipt to dispute it.',
         error.details,
@@ -448,32 +622,114 @@ export function createBridge(parts: BridgeParts): Bridge {
   return { listTools, callTool }
 }
 
-/** A settled result, unchanged, plus the settlement in `_meta` and a text line. */
+/** Signatures of a channel payment the service refused but the channel can cure, per call. */
+export const CHANNEL_RESIGNS = 2
+/** How long to wait before signing again on a busy channel (another call of this payer's). */
+export const CHANNEL_BUSY_WAIT_MS = 1000
+/** The bridge's own tools, never mirrored from the service. */
+const LOCAL_TOOLS = new Set([SPEND_TOOL, REFUND_TOOL])
+
+/** The channel id a channel payment names; empty for `exact`. */
+const channelIdOf = (payment: PaymentPayload): string =>
+  (payment.payload as { voucher?: { channelId?: string } }).voucher?.channelId ?? ''
+
+/** What a channel payment was, for the log: `, by voucher on channel 0x…`; empty for `exact`. */
+function describeChannelPayment(payment: PaymentPayload): string {
+  if (payment.accepted.scheme !== CHANNEL_SCHEME) return ''
+  const payload = payment.payload as {
+    type?: string
+    voucher?: { channelId?: string }
+    deposit?: { amount?: string }
+  }
+  const channel = shortChannel(payload.voucher?.channelId ?? '')
+  if (payload.type === 'deposit') {
+    return `, with a deposit of ${formatUsdc(BigInt(payload.deposit?.amount ?? '0'))} USDC into channel ${channel}`
+  }
+  return `, by voucher on channel ${channel}`
+}
+
+/**
+ * A settled result, unchanged, plus the settlement in `_meta` and a text line. A channel
+ * payment's settlement names the channel and what it holds and has been charged (from the local
+ * record just updated), and its deposit when it made one.
+ */
 function paidResult(
   paid: CallToolResult,
   offer: PaymentRequirements,
   receipt: SettleResponse | undefined,
   log: Log,
+  payment: PaymentPayload,
+  channel: OpenChannel | undefined,
 ): CallToolResult {
   const display = `${formatUsdc(BigInt(offer.amount))} USDC`
   const network = receipt?.network ?? offer.network
   const transaction = receipt?.transaction ?? ''
   const rail = railOf(network)
-  log(`paid ${display} on ${network}, transaction ${transaction}`)
+  const where = `${rail ? RAIL_LABEL[rail] : network} (${network})`
+  const settlement: Record<string, unknown> = {
+    network,
+    transaction,
+    amount: offer.amount,
+    display,
+  }
+  let text = `Paid ${display} on ${where}, transaction ${transaction}.`
+  if (offer.scheme === CHANNEL_SCHEME) {
+    const deposit = (payment.payload as { type?: string; deposit?: { amount?: string } }).deposit
+    const id = (payment.payload as { voucher?: { channelId?: string } }).voucher?.channelId ?? ''
+    settlement.scheme = CHANNEL_SCHEME
+    settlement.channel = {
+      id: id.toLowerCase(),
+      ...(channel
+        ? {
+            balance: formatUsdc(channel.balance),
+            charged: formatUsdc(channel.charged),
+            remaining: formatUsdc(left(channel)),
+          }
+        : {}),
+    }
+    const state = channel
+      ? ` (${formatUsdc(channel.charged)} of its ${formatUsdc(channel.balance)} USDC charged, ${formatUsdc(left(channel))} left)`
+      : ''
+    text = deposit?.amount
+      ? `Paid ${display} on ${where} from prepaid channel ${shortChannel(id)}${state}, after a deposit of ${formatUsdc(BigInt(deposit.amount))} USDC into it, transaction ${transaction}.`
+      : `Paid ${display} on ${where} by voucher from prepaid channel ${shortChannel(id)}${state}; no transaction of its own (the service claims vouchers in batches).`
+    if (deposit?.amount) settlement.deposit = deposit.amount
+  }
+  log(`paid ${display} on ${network}${transaction ? `, transaction ${transaction}` : ''}`)
   return {
     ...paid,
-    content: [
-      ...(paid.content ?? []),
-      {
-        type: 'text',
-        text: `Paid ${display} on ${rail ? RAIL_LABEL[rail] : network} (${network}), transaction ${transaction}.`,
-      },
-    ],
-    _meta: {
-      ...paid._meta,
-      [SETTLEMENT_META_KEY]: { network, transaction, amount: offer.amount, display },
-    },
+    content: [...(paid.content ?? []), { type: 'text', text }],
+    _meta: { ...paid._meta, [SETTLEMENT_META_KEY]: settlement },
   }
+}
+
+/** What a channel holds and was not charged. */
+const left = (channel: OpenChannel): bigint =>
+  channel.balance > channel.charged ? channel.balance - channel.charged : 0n
+
+/** The refund tool's result: the refund's transaction, and what the record said was left. */
+function refundResult(
+  settlement: SettleResponse,
+  channel: OpenChannel | undefined,
+  log: Log,
+): CallToolResult {
+  const refunded = channel ? left(channel) : undefined
+  const report = {
+    ok: true,
+    network: settlement.network,
+    transaction: settlement.transaction,
+    ...(channel ? { channel: channel.id } : {}),
+    ...(refunded === undefined ? {} : { refunded: formatUsdc(refunded) }),
+  }
+  log(
+    `refunded channel ${channel ? shortChannel(channel.id) : ''} on ${settlement.network}, transaction ${settlement.transaction}`,
+  )
+  const text =
+    `Refunded${channel ? ` channel ${shortChannel(channel.id)}` : ' the channel'} on ` +
+    `${settlement.network}, transaction ${settlement.transaction}: ` +
+    `${refunded === undefined ? 'what' : `${formatUsdc(refunded)} USDC,`} the service had not ` +
+    'charged, is back in the wallet; the service keeps what it charged.'
+  return { content: [{ type: 'text', text }], structuredContent: report }
 }
 
 /** A paid call the service refused (e.g. `facilitator_unavailable`), unchanged, plus a text line. */

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/client'
 import type { BridgeConfig } from './config.js'
 import type { Log } from './log.js'
+import { REFUND_TOOL } from './refund-tool.js'
 import { assemble } from './setup.js'
 import { SPEND_TOOL } from './spend-tool.js'
 import { UsageError } from './usage.js'
@@ -72,11 +73,35 @@ export async function runCall(
       return print(await bridge.callTool(tool, args), out)
     }
     if (!name) {
-      const known = names.filter((n) => n !== SPEND_TOOL).join(', ')
+      const known = names.filter((n) => n !== SPEND_TOOL && n !== REFUND_TOOL).join(', ')
       out.stderr(`payload-tools-mcp: unknown tool ${tool}; the service lists ${known}\n`)
       return 2
     }
     return print(await bridge.callTool(name, args), out)
+  } finally {
+    await close()
+  }
+}
+
+/**
+ * `payload-tools-mcp refund`: the refund of the prepaid channel this user pays the service from
+ * (what it holds and the service has not charged), printed as JSON with its transaction.
+ *
+ * @returns the exit code: 0 refunded, 1 refused (nothing to refund, the service refused)
+ * @throws {UsageError} when the bridge pays by no channel (no Base key, or MAX_USDC_DEPOSIT=0)
+ */
+export async function runRefund(config: BridgeConfig, log: Log, out: Output): Promise<number> {
+  if (!config.evmPrivateKey || config.depositCap === 0n) {
+    throw new UsageError(
+      'refund: the bridge pays by prepaid channel only with PAYER_PRIVATE_KEY set and ' +
+        'MAX_USDC_DEPOSIT above 0',
+    )
+  }
+  const { bridge, close } = await assemble(config, log)
+  try {
+    // The listing names a paid route of the service, where the refund is asked.
+    await bridge.listTools()
+    return print(await bridge.callTool(REFUND_TOOL, {}), out)
   } finally {
     await close()
   }

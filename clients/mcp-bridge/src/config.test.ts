@@ -158,6 +158,31 @@ describe('caps', () => {
   )
 })
 
+describe('prepaid channels', () => {
+  it('cap a deposit at 1 USDC by default, read Base from its public RPC; 0 turns them off', async () => {
+    const config = await loadConfig(env())
+    expect(config.depositCap).toBe(1_000_000n)
+    expect(config.baseRpcUrl).toBe('https://mainnet.base.org')
+    const custom = await loadConfig(
+      env({ MAX_USDC_DEPOSIT: '0.25', BASE_RPC_URL: 'http://127.0.0.1:8545' }),
+    )
+    expect([custom.depositCap, custom.baseRpcUrl]).toEqual([250_000n, 'http://127.0.0.1:8545'])
+    expect((await loadConfig(env({ MAX_USDC_DEPOSIT: '0' }))).depositCap).toBe(0n)
+  })
+
+  it('refuse a malformed MAX_USDC_DEPOSIT or BASE_RPC_URL, never quoting the URL', async () => {
+    expect((await refusal(env({ MAX_USDC_DEPOSIT: '1.0000001' }))).variable).toBe(
+      'MAX_USDC_DEPOSIT',
+    )
+    const secret = 'not a url/key-abc123'
+    const error = await refusal(env({ BASE_RPC_URL: secret }))
+    expect(error.message).toBe('BASE_RPC_URL: not a URL')
+    expect((await refusal(env({ BASE_RPC_URL: 'wss://base.example/key' }))).message).toBe(
+      'BASE_RPC_URL: must be an http:// or https:// URL, got wss:',
+    )
+  })
+})
+
 describe('stateDirFrom', () => {
   it('follows XDG on Unix, ~/.config otherwise, and APPDATA on Windows', () => {
     expect(stateDirFrom({}, 'linux', '/home/u')).toBe(

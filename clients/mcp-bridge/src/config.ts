@@ -1,6 +1,7 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { Hex } from 'viem'
+import { BASE_MAINNET_RPC_URL } from './channels.js'
 import { type RailId, SOLANA_MAINNET_RPC_URL } from './rails.js'
 import { parseUsdc } from './usdc.js'
 
@@ -18,15 +19,19 @@ export const BRIDGE_VARIABLES = [
   'PAYER_SOLANA_SECRET_KEY',
   'PAYER_RAIL',
   'SOLANA_RPC_URL',
+  'BASE_RPC_URL',
   'MAX_USDC_PER_CALL',
   'MAX_USDC_PER_SESSION',
   'MAX_USDC_PER_DAY',
+  'MAX_USDC_DEPOSIT',
 ] as const
 
 /** Default of `MAX_USDC_PER_CALL`, in USDC. */
 export const DEFAULT_MAX_PER_CALL = '0.01'
 /** Default of `MAX_USDC_PER_SESSION`, in USDC. */
 export const DEFAULT_MAX_PER_SESSION = '0.10'
+/** Default of `MAX_USDC_DEPOSIT`, in USDC: the service's default `minDeposit`. */
+export const DEFAULT_MAX_DEPOSIT = '1'
 
 /** Spend caps in atomic USDC units (6 decimals); `perDay` is optional. */
 export interface Caps {
@@ -47,6 +52,13 @@ export interface BridgeConfig {
   solanaSecretKey?: Uint8Array
   /** Solana JSON-RPC the SVM client scheme reads the USDC mint and a recent blockhash from. */
   solanaRpcUrl: string
+  /** Base JSON-RPC the channel client reads the escrow from (a channel's deposit, refunds). */
+  baseRpcUrl: string
+  /**
+   * `MAX_USDC_DEPOSIT` in atomic units: the largest deposit into a prepaid channel
+   * (`batch-settlement` on Base); 0: the bridge never opens one and pays every call `exact`.
+   */
+  depositCap: bigint
   /** The rail to pay on when the service offers both; `undefined`: the service's order. */
   preferredRail?: RailId
   caps: Caps
@@ -170,6 +182,21 @@ function capFrom(env: Env, name: string, fallback?: string): bigint | undefined 
   }
 }
 
+/** An RPC URL: http(s), no credentials in a form the logs could show. */
+function rpcUrlFrom(env: Env, name: string, fallback: string): string {
+  const raw = read(env, name) ?? fallback
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(name, 'not a URL')
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError(name, `must be an http:// or https:// URL, got ${url.protocol}`)
+  }
+  return raw
+}
+
 function railFrom(env: Env, evm: boolean, solana: boolean): RailId | undefined {
   const raw = read(env, 'PAYER_RAIL')?.toLowerCase()
   if (raw === undefined) return undefined
@@ -221,6 +248,8 @@ export async function loadConfig(env: Env = process.env): Promise<BridgeConfig> 
     ...(evmPrivateKey ? { evmPrivateKey } : {}),
     ...(solanaSecretKey ? { solanaSecretKey } : {}),
     solanaRpcUrl: read(env, 'SOLANA_RPC_URL') ?? SOLANA_MAINNET_RPC_URL,
+    baseRpcUrl: rpcUrlFrom(env, 'BASE_RPC_URL', BASE_MAINNET_RPC_URL),
+    depositCap: capFrom(env, 'MAX_USDC_DEPOSIT', DEFAULT_MAX_DEPOSIT),
     preferredRail: railFrom(env, Boolean(evmPrivateKey), Boolean(solanaSecretKey)),
     caps: {
       perCall: capFrom(env, 'MAX_USDC_PER_CALL', DEFAULT_MAX_PER_CALL),

@@ -23,6 +23,10 @@ export const FAILURE_META_KEY = 'payload-tools/failure'
  * - `spend_cap_exceeded`: the call would pass `MAX_USDC_PER_CALL`, `_SESSION` or `_DAY`;
  * - `day_file_unavailable`: `MAX_USDC_PER_DAY` is set but the day file cannot be read;
  * - `signing_failed`: the x402 client could not sign (e.g. the Solana RPC is unreachable);
+ * - `deposit_cap_exceeded`: paying from a prepaid channel needs a deposit above
+ *   `MAX_USDC_DEPOSIT`;
+ * - `refund_failed`: the refund of the prepaid channel was refused (nothing to refund, the service
+ *   refused it); nothing moved;
  * - `payment_outcome_unknown`: the paid call got no answer; the payment may have settled, and it
  *   is counted against the caps;
  * - `settlement_unknown`: the service answered `settlement_unknown` (the tool ran, its settlement's
@@ -42,6 +46,8 @@ export type BridgeFailureCode =
   | 'spend_cap_exceeded'
   | 'day_file_unavailable'
   | 'signing_failed'
+  | 'deposit_cap_exceeded'
+  | 'refund_failed'
   | 'payment_outcome_unknown'
   | 'settlement_unknown'
   | ReceiptFailureCode

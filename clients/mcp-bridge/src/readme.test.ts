@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs'
 import { MAINNET_RPC_URL } from '@x402/svm'
 import { describe, expect, it } from 'vitest'
-import { BRIDGE_VARIABLES, DEFAULT_MAX_PER_CALL, DEFAULT_MAX_PER_SESSION } from './config.js'
+import { BASE_MAINNET_RPC_URL } from './channels.js'
+import {
+  BRIDGE_VARIABLES,
+  DEFAULT_MAX_DEPOSIT,
+  DEFAULT_MAX_PER_CALL,
+  DEFAULT_MAX_PER_SESSION,
+} from './config.js'
 import { MAX_RETRY_AFTER_SECONDS } from './rate-limit.js'
 import { USAGE } from './usage.js'
 
@@ -33,6 +39,8 @@ describe('README', () => {
     expect(rows.get('SOLANA_RPC_URL')).toBe(`\`${MAINNET_RPC_URL}\``)
     expect(rows.get('MAX_USDC_PER_CALL')).toBe(`\`${DEFAULT_MAX_PER_CALL}\``)
     expect(rows.get('MAX_USDC_PER_SESSION')).toBe(`\`${DEFAULT_MAX_PER_SESSION}\``)
+    expect(rows.get('MAX_USDC_DEPOSIT')).toBe(`\`${DEFAULT_MAX_DEPOSIT}\``)
+    expect(rows.get('BASE_RPC_URL')).toBe(`\`${BASE_MAINNET_RPC_URL}\``)
     for (const name of [
       'PAYER_PRIVATE_KEY',
       'PAYER_SOLANA_SECRET_KEY',

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
-import type { PaymentRequirements, SettleResponse } from '@x402/core/types'
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types'
 import canonicalize from 'canonicalize'
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose'
 
@@ -45,6 +45,8 @@ export interface PaidCall {
   settlement: SettleResponse | undefined
   /** The offer the bridge signed. */
   offer: PaymentRequirements
+  /** The payment it sent: a channel payment's receipt binds its channel and cumulative amount. */
+  payment?: PaymentPayload
 }
 
 /** Checks the delivery receipt of every paid result. */
@@ -85,6 +87,26 @@ export function applyDefaults(schema: unknown, value: unknown): unknown {
     else if (Object.hasOwn(property, 'default')) out[name] = structuredClone(property.default)
   }
   return out
+}
+
+/**
+ * The claims a channel payment's receipt holds (docs/receipts.md of the service): the channel id
+ * and the voucher's cumulative amount; no transaction for a voucher (it has none), the deposit's
+ * for a deposit. Its `amount` is the price the call was charged, as for any call.
+ */
+function channelClaims(
+  payment: PaymentPayload | undefined,
+  settlement: SettleResponse | undefined,
+): Record<string, unknown> {
+  if (payment?.accepted.scheme !== 'batch-settlement') return {}
+  const payload = payment.payload as {
+    voucher?: { channelId?: string; maxClaimableAmount?: string }
+  }
+  return {
+    channel: payload.voucher?.channelId?.toLowerCase(),
+    cumulative: payload.voucher?.maxClaimableAmount,
+    transaction: settlement?.transaction || undefined,
+  }
 }
 
 function describeJoseFailure(error: unknown): { reason: string; message: string } {
@@ -134,7 +156,7 @@ export function createReceiptChecker(options: {
   const keys =
     options.keys ?? createRemoteJWKSet(new URL(`${options.serviceUrl}/.well-known/jwks.json`))
   return {
-    async check({ tool, args, paid, settlement, offer }) {
+    async check({ tool, args, paid, settlement, offer, payment }) {
       const facts = {
         transaction: settlement?.transaction ?? '',
         network: settlement?.network ?? offer.network,
@@ -173,6 +195,7 @@ export function createReceiptChecker(options: {
         amount: offer.amount,
         asset: offer.asset,
         pay_to: offer.payTo,
+        ...channelClaims(payment, settlement),
       }
       const toolId = tool._meta?.[TOOL_ID_META_KEY]
       if (typeof toolId === 'string') expected.tool = toolId

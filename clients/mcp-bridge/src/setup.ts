@@ -1,4 +1,6 @@
+import { join } from 'node:path'
 import { type Bridge, createBridge } from './bridge.js'
+import { type ChannelWallet, createChannelWallet } from './channels.js'
 import type { BridgeConfig } from './config.js'
 import { DayFile } from './day-file.js'
 import { SpendLedger } from './ledger.js'
@@ -32,6 +34,7 @@ export async function assemble(config: BridgeConfig, log: Log): Promise<Assemble
     perCallCap: config.caps.perCall,
   })
   const ledger = new SpendLedger(config.caps, new DayFile(config.stateDir), log)
+  const channels = channelsOf(config)
   const bridge = createBridge({
     remote,
     wallet,
@@ -39,8 +42,25 @@ export async function assemble(config: BridgeConfig, log: Log): Promise<Assemble
     log,
     receipts: createReceiptChecker({ serviceUrl: config.serviceUrl }),
     ...(config.preferredRail ? { preferredRail: config.preferredRail } : {}),
+    ...(channels ? { channels, serviceUrl: config.serviceUrl } : {}),
   })
   return { bridge, wallet, ledger, close: () => remote.close() }
+}
+
+/**
+ * The prepaid channels of a config: for a Base key, unless `MAX_USDC_DEPOSIT` is 0; their
+ * records under `<state dir>/channels` (the SDK's files, and `open.json`).
+ */
+export function channelsOf(config: BridgeConfig): ChannelWallet | undefined {
+  if (!config.evmPrivateKey || config.depositCap === 0n) return undefined
+  return createChannelWallet({
+    evmPrivateKey: config.evmPrivateKey,
+    rpcUrl: config.baseRpcUrl,
+    directory: join(config.stateDir, 'channels'),
+    serviceUrl: config.serviceUrl,
+    depositCap: config.depositCap,
+    perCallCap: config.caps.perCall,
+  })
 }
 
 /** One line that sums up a config for the log: service, rails, caps. Never a key. */
@@ -52,6 +72,11 @@ export function describeConfig(config: BridgeConfig, wallet: Wallet): string {
   return (
     `service ${config.serviceUrl}; wallet on ${rails}; caps ${formatUsdc(perCall)} USDC per ` +
     `call, ${formatUsdc(perSession)} per session, ` +
-    `${perDay === undefined ? 'no daily cap' : `${formatUsdc(perDay)} per day`}`
+    `${perDay === undefined ? 'no daily cap' : `${formatUsdc(perDay)} per day`}` +
+    (config.evmPrivateKey
+      ? config.depositCap === 0n
+        ? '; prepaid channels off (MAX_USDC_DEPOSIT=0)'
+        : `; prepaid channels on Base, deposits of at most ${formatUsdc(config.depositCap)} USDC`
+      : '')
   )
 }

@@ -159,4 +159,40 @@ describe('spendResult', () => {
     expect(spendTool.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false })
     expect(spendTool._meta).toBeUndefined()
   })
+
+  it('shows the prepaid channel: MAX_USDC_DEPOSIT, and the open one shortened, in USDC', () => {
+    const snapshot = {
+      day: '2025-06-01',
+      session: { [BASE]: 13_000n },
+      calls: 13,
+      today: { [BASE]: 13_000n },
+      caps: { perCall: 10_000n, perSession: 100_000n },
+    }
+    const id = `0x5a1c${'0'.repeat(56)}e93b`
+    const open = { network: BASE, id, balance: 1_000_000n, charged: 13_000n }
+    const report = spendResult(snapshot, ['base'], { cap: 1_000_000n, open })
+    expect(report.structuredContent).toMatchObject({
+      session: { total: '0.013', calls: 13 },
+      channel: {
+        scheme: 'batch-settlement',
+        max_deposit: '1',
+        open: {
+          network: BASE,
+          id: '0x5a1c…e93b',
+          balance: '1',
+          charged: '0.013',
+          remaining: '0.987',
+        },
+      },
+    })
+    expect((report.content?.[0] as { text?: string } | undefined)?.text).toMatch(
+      / Prepaid channel 0x5a1c…e93b on Base: 0\.013 of its 1 USDC deposit charged, 0\.987 left \(payload_tools_refund gets it back\)\.$/,
+    )
+    const none = spendResult(snapshot, ['base'], { cap: 500_000n, open: undefined })
+    expect(none.structuredContent).toMatchObject({
+      channel: { scheme: 'batch-settlement', max_deposit: '0.5', open: null },
+    })
+    // Without a channel wallet the report is as before.
+    expect(spendResult(snapshot, ['base']).structuredContent).not.toHaveProperty('channel')
+  })
 })

@@ -1,4 +1,5 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client'
+import { type OpenChannel, shortChannel } from './channels.js'
 import type { SpendSnapshot } from './ledger.js'
 import { RAIL_LABEL, RAIL_NETWORK, type RailId, railOf } from './rails.js'
 import { formatUsdc } from './usdc.js'
@@ -17,7 +18,10 @@ export const spendTool: Tool = {
     'Free and local, no network call: what this bridge has paid for Payload Tools this session ' +
     'and today (UTC day, every session sharing the state file), per rail, in USDC, with the ' +
     'spend caps (MAX_USDC_PER_CALL, MAX_USDC_PER_SESSION, MAX_USDC_PER_DAY) and what remains ' +
-    'under them. Only settled calls count; refused or failed calls are never charged.',
+    'under them. Only settled calls count; refused or failed calls are never charged. With a ' +
+    'Base wallet, also the prepaid channel it pays by voucher from (its deposit, what was ' +
+    'charged, what is left, MAX_USDC_DEPOSIT); a deposit is not spending: what was not charged ' +
+    'comes back with payload_tools_refund.',
   inputSchema: { type: 'object', properties: {}, additionalProperties: false },
   outputSchema: {
     type: 'object',
@@ -59,6 +63,33 @@ export const spendTool: Tool = {
         type: 'object',
         properties: { session: usdc, today: usdcOrNull },
         required: ['session', 'today'],
+      },
+      channel: {
+        type: 'object',
+        description:
+          'Prepaid channel (x402 batch-settlement on Base), when the bridge may pay by one: ' +
+          '`open` is the channel it pays this service from (null before its first deposit).',
+        properties: {
+          scheme: { const: 'batch-settlement' },
+          max_deposit: usdc,
+          open: {
+            anyOf: [
+              {
+                type: 'object',
+                properties: {
+                  network: { type: 'string' },
+                  id: { type: 'string', description: 'channel id, shortened (0x1234…abcd)' },
+                  balance: usdc,
+                  charged: usdc,
+                  remaining: usdc,
+                },
+                required: ['network', 'id', 'balance', 'charged', 'remaining'],
+              },
+              { type: 'null' },
+            ],
+          },
+        },
+        required: ['scheme', 'max_deposit', 'open'],
       },
     },
     required: ['currency', 'day', 'session', 'today', 'rails', 'caps', 'remaining'],
@@ -105,7 +136,11 @@ const left = (cap: bigint, spent: bigint) => formatUsdc(cap > spent ? cap - spen
  * //   caps: { per_call: '0.01', per_session: '0.1', per_day: null },
  * //   remaining: { session: '0.098', today: null } }
  */
-export function spendResult(snapshot: SpendSnapshot, rails: readonly RailId[]): CallToolResult {
+export function spendResult(
+  snapshot: SpendSnapshot,
+  rails: readonly RailId[],
+  channel?: { cap: bigint; open: OpenChannel | undefined },
+): CallToolResult {
   const { caps } = snapshot
   const session = total(snapshot.session)
   const today = total(snapshot.today)
@@ -134,6 +169,7 @@ export function spendResult(snapshot: SpendSnapshot, rails: readonly RailId[]): 
       session: left(caps.perSession, session),
       today: caps.perDay === undefined ? null : left(caps.perDay, today),
     },
+    ...(channel ? { channel: channelReport(channel.cap, channel.open) } : {}),
   }
   const label = (r: (typeof report.rails)[number]) => (r.rail ? RAIL_LABEL[r.rail] : r.network)
   const per = (key: 'session' | 'today') =>
@@ -145,6 +181,40 @@ export function spendResult(snapshot: SpendSnapshot, rails: readonly RailId[]): 
     `${report.caps.per_session} per session (${report.remaining.session} left), ` +
     (report.caps.per_day === null
       ? 'no daily cap.'
-      : `${report.caps.per_day} per day (${report.remaining.today} left).`)
+      : `${report.caps.per_day} per day (${report.remaining.today} left).`) +
+    (report.channel ? ` ${channelText(report.channel)}` : '')
   return { content: [{ type: 'text', text }], structuredContent: report }
+}
+
+/** The `channel` member of the report: the deposit cap and the open channel, in USDC. */
+function channelReport(cap: bigint, open: OpenChannel | undefined) {
+  return {
+    scheme: 'batch-settlement' as const,
+    max_deposit: formatUsdc(cap),
+    open: open
+      ? {
+          network: open.network,
+          id: shortChannel(open.id),
+          balance: formatUsdc(open.balance),
+          charged: formatUsdc(open.charged),
+          remaining: left(open.balance, open.charged),
+        }
+      : null,
+  }
+}
+
+function channelText(channel: ReturnType<typeof channelReport>): string {
+  const { open } = channel
+  if (!open) {
+    return (
+      `No prepaid channel open (a service that offers one gets a deposit of at most ` +
+      `${channel.max_deposit} USDC, MAX_USDC_DEPOSIT).`
+    )
+  }
+  const rail = railOf(open.network)
+  return (
+    `Prepaid channel ${open.id} on ${rail ? RAIL_LABEL[rail] : open.network}: ${open.charged} of ` +
+    `its ${open.balance} USDC deposit charged, ${open.remaining} left (payload_tools_refund ` +
+    'gets it back).'
+  )
 }

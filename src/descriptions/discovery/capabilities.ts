@@ -53,7 +53,9 @@ export const capabilitiesSchema = z
     }),
     x402: z.object({
       version: z.literal(2),
-      scheme: z.literal('exact'),
+      scheme: z
+        .literal('exact')
+        .describe("The scheme every rail offers; `rails[].schemes` lists all of a rail's."),
       headers: z.object({ required: z.string(), signature: z.string(), response: z.string() }),
       rails: z
         .array(
@@ -71,6 +73,17 @@ export const capabilitiesSchema = z
               ),
             asset: z.string().describe('USDC contract (EVM) or mint (Solana).'),
             payTo: z.string().describe('Receiving address.'),
+            schemes: z
+              .array(z.string())
+              .describe(
+                'The x402 schemes offered on the rail right now, in `accepts` order: `exact`, and on Base `batch-settlement` (prepaid channels: a deposit, then vouchers) while it is offered.',
+              ),
+            min_deposit: z
+              .string()
+              .optional()
+              .describe(
+                'With `batch-settlement`: the smallest deposit into a channel, atomic USDC (`extra.minDeposit`).',
+              ),
           }),
         )
         .describe('Rails the facilitator settles right now; empty while it is unavailable.'),
@@ -159,6 +172,9 @@ export function fieldBounds(tool: ToolDefinition): Record<string, z.infer<typeof
   return out
 }
 
+/** A live rail with the schemes offered on it now (`exact` when not given). */
+export type LiveRail = PublishedRail & { schemes?: readonly string[]; minDeposit?: string }
+
 /**
  * Builds a /capabilities factory: everything but the live rails is computed once.
  *
@@ -169,7 +185,7 @@ export function fieldBounds(tool: ToolDefinition): Record<string, z.infer<typeof
  */
 export function buildCapabilities(
   options: CapabilitiesOptions,
-): (liveRails: readonly PublishedRail[]) => Capabilities {
+): (liveRails: readonly LiveRail[]) => Capabilities {
   const base = options.publicBaseUrl
   const tools = options.tools.map((tool) => {
     const stem = componentStem(tool)
@@ -210,14 +226,18 @@ export function buildCapabilities(
         signature: X402.signatureHeader,
         response: X402.responseHeader,
       },
-      rails: liveRails.map(({ network, name, testnet, devnet, asset, payTo }) => ({
-        network,
-        name,
-        testnet,
-        ...(devnet ? { devnet } : {}),
-        asset,
-        payTo,
-      })),
+      rails: liveRails.map(
+        ({ network, name, testnet, devnet, asset, payTo, schemes, minDeposit }) => ({
+          network,
+          name,
+          testnet,
+          ...(devnet ? { devnet } : {}),
+          asset,
+          payTo,
+          schemes: [...(schemes ?? [X402.scheme])],
+          ...(minDeposit === undefined ? {} : { min_deposit: minDeposit }),
+        }),
+      ),
     },
     receipts: {
       delivery: {

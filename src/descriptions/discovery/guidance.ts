@@ -35,7 +35,9 @@ export function httpPaymentSteps(rails: readonly GuidedRail[]): string[] {
     'POST the JSON body to the tool path without payment. The answer is `402` with a ' +
       `\`${X402.requiredHeader}\` header: Base64 of the x402 v${X402.version} PaymentRequired JSON, ` +
       `whose \`accepts\` holds one \`${X402.scheme}\` entry per rail (USDC on ${railsInWords(rails)}), ` +
-      'each with `amount` in atomic units (6 decimals), `asset` and `payTo`. ' +
+      'each with `amount` in atomic units (6 decimals), `asset` and `payTo`; on Base, while ' +
+      'prepaid channels are offered, a `batch-settlement` entry follows its `exact` one ' +
+      '(`/capabilities` lists the schemes of each rail). ' +
       'Its `extensions.bazaar` describes the body and the result.',
     'The 402 body is `{ok: false, code: "payment_required", …}`; when the request carried a body, ' +
       'it also holds `input_check: {valid, errors[]}` (JSON Pointers): fix the body before paying, ' +
@@ -60,6 +62,42 @@ export function httpPaymentSteps(rails: readonly GuidedRail[]): string[] {
       `\`${X402.responseHeader}\` and charges nothing more; \`409 payment_in_progress\` (\`Retry-After: 1\`) ` +
       'while the first call runs; `402 duplicate_settlement` for a different input. The same ' +
       'holds over MCP.',
+  ]
+}
+
+/**
+ * How to pay by voucher from a prepaid channel (x402 `batch-settlement`, Base), as Markdown list
+ * items without markers: llms.txt lists them when the service is configured for channels (their
+ * offer waits for the start-up check of the escrow: `/capabilities` says whether it is live).
+ *
+ * @param base - public base URL, without trailing slash
+ * @example voucherPaymentSteps(base)[0] // 'On Base, while prepaid channels are offered, …'
+ */
+export function voucherPaymentSteps(base: string): string[] {
+  return [
+    "On Base, while prepaid channels are offered (`/capabilities` lists `batch-settlement` in the rail's " +
+      '`schemes`), `accepts` also holds a `batch-settlement` entry after the `exact` one, at the same ' +
+      'price, with `extra.minDeposit` (atomic USDC), `extra.receiverAuthorizer` and ' +
+      '`extra.withdrawDelay` (seconds). Clients that know only `exact` can ignore it.',
+    'Pay it with `BatchSettlementEvmScheme` from `@x402/evm/batch-settlement/client` (its signer ' +
+      'made with `toClientEvmSigner(account, publicClient)` so that it can read the chain), behind ' +
+      '`@x402/fetch` or in `_meta["x402/payment"]` over MCP. The first payment deposits ' +
+      '`minDeposit` into the x402 escrow (one transaction the facilitator settles); every later ' +
+      'call is a voucher on the cumulative amount, checked by the service without the ' +
+      "facilitator, answered with an empty `transaction` and the channel's state in the " +
+      "SettleResponse's `extra` (`chargedAmount`, `channelState`), which the client's response " +
+      'hook reads. Keep its channel records (e.g. `FileClientChannelStorage` of ' +
+      '`@x402/evm/batch-settlement/client/file-storage`) between runs.',
+    'A voucher on the wrong cumulative amount is answered 402 with the corrective PaymentRequired ' +
+      "(`error` `invalid_batch_settlement_evm_cumulative_amount_mismatch`, the channel's state and " +
+      "the payer's own last voucher in the entry's `extra`): the client resyncs and signs again, " +
+      'nothing charged. Send one call at a time per channel: a voucher while another call of the ' +
+      'channel is in flight gets 402 with `invalid_batch_settlement_evm_channel_busy`; sign again ' +
+      'once that call answered.',
+    `Refund: \`scheme.refund("${base}/<tool path>")\` (a GET on the paid route, then a GET with a ` +
+      'refund voucher) makes the service claim what it charged and the escrow return the rest in ' +
+      'one transaction; the service also refunds idle channels, and the escrow lets a payer ' +
+      'withdraw the unclaimed rest without the service after `withdrawDelay`.',
   ]
 }
 

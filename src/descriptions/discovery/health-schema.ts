@@ -96,6 +96,32 @@ export const healthSchema = z
             .describe('Short reason of the last connection failure (an error code).'),
         })
         .describe('The shared Redis of the duplicate-settlement guard and idempotent replays.'),
+      channels: z
+        .object({
+          status: z
+            .enum(['ok', 'degraded', 'not_offered', 'not_configured'])
+            .describe(
+              '`not_offered`: BATCH_SETTLEMENT is on but the scheme is not in the 402s (`reason`); `degraded`: claims fail or fall behind; `not_configured`: BATCH_SETTLEMENT off or no Base rail.',
+            ),
+          reason: z.string().optional().describe('Why it is not offered, or degraded.'),
+          storage: z.enum(['redis', 'file']).optional().describe('Where channel state lives.'),
+          manager: z
+            .enum(['holder', 'standby'])
+            .optional()
+            .describe('`holder`: this instance claims, settles and refunds (one at a time).'),
+          channels: z.number().int().optional().describe('Open channels in the store.'),
+          unclaimed_atomic: z
+            .string()
+            .optional()
+            .describe('USDC accepted by voucher and not yet claimed on chain, atomic units.'),
+          oldest_unclaimed_s: z
+            .number()
+            .int()
+            .optional()
+            .describe('Age of the oldest voucher not yet claimed, in seconds.'),
+          last_claim_at: z.string().optional().describe('ISO 8601 time of the last claim sent.'),
+        })
+        .describe('Prepaid channels (x402 batch-settlement) on Base: src/channels/.'),
     }),
   })
   .describe('Health for load balancers: always 200 while the process serves.')

@@ -27,6 +27,45 @@ function build(tools: readonly ToolDefinition[]) {
 describe('llms.txt', () => {
   const text = build(catalog)
 
+  it('says how to pay by voucher when prepaid channels are configured, after the HTTP payment', () => {
+    expect(text).not.toContain('## Paying by voucher')
+    const withChannels = buildLlmsTxt({
+      tools: catalog,
+      publicBaseUrl: BASE,
+      errorCodes: serviceErrorCodes(),
+      maxBodyBytes: 1024 * 1024,
+      limits: [],
+      rails: fakeRails,
+      channels: true,
+    })
+    const headings = withChannels.split('\n').filter((l) => l.startsWith('## '))
+    expect(headings.slice(2, 5)).toEqual([
+      '## Paying from JavaScript: @x402/fetch',
+      '## Paying by voucher: prepaid channels on Base',
+      '## Paying over MCP',
+    ])
+    const section = withChannels.slice(
+      withChannels.indexOf('## Paying by voucher'),
+      withChannels.indexOf('## Paying over MCP'),
+    )
+    for (const fact of [
+      '`extra.minDeposit`',
+      '`BatchSettlementEvmScheme` from `@x402/evm/batch-settlement/client`',
+      'toClientEvmSigner(account, publicClient)',
+      '`invalid_batch_settlement_evm_cumulative_amount_mismatch`',
+      '`invalid_batch_settlement_evm_channel_busy`',
+      `\`scheme.refund("${BASE}/<tool path>")\``,
+    ]) {
+      expect(section, fact).toContain(fact)
+    }
+    expect(
+      section
+        .trimEnd()
+        .split('\n')
+        .filter((l) => l.startsWith('- ')),
+    ).toHaveLength(4)
+  })
+
   it('follows the llmstxt.org layout: H1, blockquote, then H2 sections', () => {
     const lines = text.split('\n')
     expect(lines[0]).toBe('# Payload Tools')

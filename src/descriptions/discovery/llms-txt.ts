@@ -18,6 +18,7 @@ import {
   mcpBridgeSteps,
   mcpPaymentSteps,
   receiptSteps,
+  voucherPaymentSteps,
 } from './guidance.js'
 
 export interface LlmsTxtOptions {
@@ -30,6 +31,11 @@ export interface LlmsTxtOptions {
   limits: readonly LimitDoc[]
   /** Configured rails, in advertising order: the summary and the steps name their networks. */
   rails: readonly GuidedRail[]
+  /**
+   * Prepaid channels (`batch-settlement` on Base) are configured: a section says how to pay by
+   * voucher (whether they are offered right now is for `/capabilities` to say).
+   */
+  channels?: boolean
 }
 
 /** Prefix of the line that carries a tool's example body; tests find the examples by it. */
@@ -199,6 +205,14 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     ...curlExample(base, options.tools[0]),
     '',
     ...fetchSnippets(base, options.tools[0], options.rails),
+    ...(options.channels
+      ? [
+          '## Paying by voucher: prepaid channels on Base',
+          '',
+          ...voucherPaymentSteps(base).map((step) => `- ${step}`),
+          '',
+        ]
+      : []),
     '## Paying over MCP',
     '',
     ...mcpPaymentSteps(base).map((step, i) => `${i + 1}. ${step}`),
@@ -233,7 +247,7 @@ export function buildLlmsTxt(options: LlmsTxtOptions): string {
     `- [x402 discovery](${base}/.well-known/x402): the paid resources`,
     `- [MCP server card](${base}${SERVER_CARD_PATH}) (experimental, SEP-2127 draft): where and how to connect to \`${MCP_PATH}\`; [MCP Catalog](${base}${MCP_CATALOG_PATH}) points at it`,
     `- [MCP endpoint](${base}${MCP_PATH}): Streamable HTTP, protocol versions ${MCP_PROTOCOL_VERSIONS.join(', ')} (2026-07-28 without initialize: call server/discover)`,
-    `- [Statistics](${base}/stats): aggregate paid usage; 24-hour and 7-day windows exact to the UTC hour`,
+    `- [Statistics](${base}/stats): aggregate paid usage and the part paid through prepaid channels; 24-hour and 7-day windows exact to the UTC hour`,
     `- [Health](${base}/health)`,
     `- [Receipt keys](${base}${JWKS_PATH}): JWKS of the receipt signing keys, current and retired`,
     `- [Receipt verification](${base}${RECEIPTS_VERIFY_PATH}): POST a receipt, and optionally the input and result`,

@@ -184,6 +184,8 @@ describe('OpenAPI document', () => {
       'amount',
       'pay_to',
       'transaction',
+      'channel',
+      'cumulative',
     ])
     expect(at('components', 'headers', 'PaymentResponse', 'description')).toContain(
       '`delivery-receipt` (`info.receipt`',
@@ -237,6 +239,7 @@ describe('OpenAPI document', () => {
       'revenue',
       'networks',
       'tools',
+      'channels',
       'daily',
       'generated_at',
       'window',
@@ -261,6 +264,19 @@ describe('OpenAPI document', () => {
       'calls',
       'revenue',
     ])
+    // Channels: aggregate figures only, nothing that names a payer or a channel.
+    const channels = [...stats, 'properties', 'channels']
+    expect(keysAt(...channels, 'properties')).toEqual(['calls', 'revenue', 'share_of_calls'])
+    expect(at(...channels, 'required')).toEqual(['calls', 'revenue', 'share_of_calls'])
+    expect(at(...channels, 'additionalProperties')).toBe(false)
+    expect(at(...channels, 'properties', 'calls', 'type')).toBe('integer')
+    expect(at(...channels, 'properties', 'share_of_calls')).toMatchObject({
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+    })
+    expect(keysAt(...channels, 'properties', 'revenue', 'properties')).toEqual(['atomic', 'usdc'])
+    expect(at(...channels, 'description')).toContain('batch-settlement')
     expect(keysAt(...stats, 'properties', 'window', 'properties')).toEqual([
       'last_24h',
       'last_7d',

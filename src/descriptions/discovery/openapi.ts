@@ -145,7 +145,8 @@ function sharedComponents(options: OpenApiOptions, schemas: Record<string, JsonS
       description:
         'Base64 of the x402 v2 PaymentRequired JSON: `x402Version`, `resource`, `accepts` (one ' +
         '`exact` entry per rail with `network`, `amount` in atomic units, `asset`, `payTo`, ' +
-        '`maxTimeoutSeconds`, `extra`) and `extensions.bazaar`.',
+        '`maxTimeoutSeconds`, `extra`; on Base, while prepaid channels are offered, a ' +
+        '`batch-settlement` entry after it, with `extra.minDeposit`) and `extensions.bazaar`.',
       required: true,
       schema: { type: 'string', contentEncoding: 'base64' },
     },

@@ -49,6 +49,21 @@ export const statsSchema = z
     tools: z
       .record(z.string(), z.object({ calls: count }))
       .describe('Settled calls per tool id with at least one settled call.'),
+    channels: z
+      .object({
+        calls: count.describe(
+          'Successful paid calls paid by a voucher of a prepaid channel, counted when the voucher is accepted; included in successful_paid_calls.',
+        ),
+        revenue: money.describe('Their revenue; included in revenue.lifetime.'),
+        share_of_calls: z
+          .number()
+          .min(0)
+          .max(1)
+          .describe('channels.calls / successful_paid_calls; 0 without settled calls.'),
+      })
+      .describe(
+        'Paid usage through prepaid channels (x402 scheme `batch-settlement`: one deposit into an escrow, then a voucher per call), lifetime and in aggregate only: nothing per payer or per channel.',
+      ),
     daily: z
       .array(
         z.object({

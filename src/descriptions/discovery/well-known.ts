@@ -58,7 +58,8 @@ export function buildWellKnown(options: WellKnownOptions): WellKnownX402 {
       `This document's "version" 1 is its own format's; payments use x402 v${X402.version}. ` +
       `POST a JSON body to a resource. Without payment it answers 402 with a ${X402.requiredHeader} ` +
       `header (Base64 JSON, x402Version ${X402.version}, scheme ${X402.scheme}, one entry per rail: ` +
-      `USDC on ${networksInWords(options.rails, 'or')}; prices ${prices.join(' or ')} USDC). ` +
+      `USDC on ${networksInWords(options.rails, 'or')}; prices ${prices.join(' or ')} USDC; on ` +
+      'Base also batch-settlement, prepaid channels paid by voucher, while offered). ' +
       'Sign one rail with an x402 v2 ' +
       `client and repeat the same request with the ${X402.signatureHeader} header; the 200 answer ` +
       `is {ok: true, result} with a ${X402.responseHeader} receipt. An unpaid request that carries ` +

@@ -22,7 +22,8 @@ export interface FigureGroup {
 
 /**
  * Every figure SPEC section 1 asks the landing page to show, except network activity (one card per
- * rail, see {@link networkRows}), grouped as the page shows them.
+ * rail, see {@link networkRows}), and the part of calls and revenue that came through prepaid
+ * channels, grouped as the page shows them.
  */
 export const FIGURE_GROUPS: readonly FigureGroup[] = [
   {
@@ -39,6 +40,12 @@ export const FIGURE_GROUPS: readonly FigureGroup[] = [
         path: 'successful_paid_calls',
         label: 'Successful paid calls',
         hint: 'Paid calls that settled and were answered 200: the ones that were charged',
+        format: 'count',
+      },
+      {
+        path: 'channels.calls',
+        label: 'Via prepaid channels',
+        hint: 'Successful paid calls paid by a voucher against a prepaid deposit (x402 batch-settlement)',
         format: 'count',
       },
     ],
@@ -63,6 +70,12 @@ export const FIGURE_GROUPS: readonly FigureGroup[] = [
         path: 'revenue.last_7d',
         label: '7-day revenue',
         hint: 'Settled this UTC hour and the 167 whole hours before it (counted by the hour)',
+        format: 'usdc',
+      },
+      {
+        path: 'channels.revenue',
+        label: 'Via prepaid channels',
+        hint: 'The part of lifetime revenue paid by vouchers against prepaid deposits',
         format: 'usdc',
       },
     ],

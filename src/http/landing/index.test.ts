@@ -29,6 +29,7 @@ const STATS: Stats = {
   revenue: { lifetime: zero, last_24h: zero, last_7d: zero },
   networks: {},
   tools: {},
+  channels: { calls: 0, revenue: zero, share_of_calls: 0 },
   daily: Array.from({ length: 7 }, (_, i) => ({
     date: `2025-06-${String(9 + i).padStart(2, '0')}`,
     calls: 0,

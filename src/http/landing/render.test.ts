@@ -33,6 +33,7 @@ const STATS: Stats = {
     'eip155:84532': { calls: 50, revenue: m('50000', '0.05') },
   },
   tools: { hash: { calls: 1200 } },
+  channels: { calls: 1000, revenue: m('1000000', '1'), share_of_calls: 1000 / 1200 },
   daily: [
     { date: '2025-06-09', calls: 0, revenue: m('0', '0') },
     { date: '2025-06-10', calls: 1, revenue: m('1000', '0.001') },
@@ -114,6 +115,24 @@ describe('renderLanding', () => {
     )
   })
 
+  it('shows the calls and revenue that came through prepaid channels, in their groups', async () => {
+    const page = await render()
+    expect([figure(page, 'channels.calls'), figure(page, 'channels.revenue')]).toEqual([
+      '1,000',
+      '1 USDC',
+    ])
+    const group = (id: string) =>
+      new RegExp(`<section class="group group-${id}"[\\s\\S]*?</section>`).exec(page)?.[0] ?? ''
+    expect(group('calls')).toContain('data-stat="channels.calls"')
+    expect(group('revenue')).toContain('data-stat="channels.revenue"')
+    expect(group('calls')).toContain(
+      '<dt>Via prepaid channels</dt><dd class="value" data-stat="channels.calls" data-format="count">',
+    )
+    expect(group('revenue')).toContain(
+      '<dt>Via prepaid channels</dt><dd class="value" data-stat="channels.revenue" data-format="usdc">',
+    )
+  })
+
   it('shows both rails zero-filled, then other networks /stats reports', async () => {
     expect(networks(await render())).toEqual([
       [BASE, 'Base', '1,150', '1.2 USDC'],
@@ -150,7 +169,7 @@ describe('renderLanding', () => {
     const values = [...page.matchAll(/data-(?:stat|field)="[^"]*"[^>]*>(.*?)<\/dd>/g)].map(
       (r) => r[1],
     )
-    expect(values).toHaveLength(9 + 2 * 2)
+    expect(values).toHaveLength(11 + 2 * 2)
     expect(new Set(values)).toEqual(new Set(['Unavailable']))
     expect(page).toContain(
       '<p class="notice" role="status" data-role="notice">Live figures are unavailable: the telemetry store is not answering.',

@@ -48,3 +48,26 @@ export const paymentRequired = (
   resource: { url: 'http://127.0.0.1:1/mcp', description: name, mimeType: 'application/json' },
   accepts,
 })
+
+/** The service's receiver-authorizer in {@link channelOffer} (anvil's fourth default account). */
+export const RECEIVER_AUTHORIZER = '0x90F79bf6EB2c4f870365E785982E1f101E93b906'
+
+/** A `batch-settlement` USDC offer on Base, as the service makes it (minDeposit 1 USDC). */
+export const channelOffer = (
+  amount = '1000',
+  extra: Record<string, unknown> = {},
+  over: Partial<PaymentRequirements> = {},
+) =>
+  ({
+    ...baseOffer(amount),
+    scheme: 'batch-settlement',
+    extra: {
+      name: 'USD Coin',
+      version: '2',
+      receiverAuthorizer: RECEIVER_AUTHORIZER,
+      withdrawDelay: 86_400,
+      minDeposit: '1000000',
+      ...extra,
+    },
+    ...over,
+  }) as PaymentRequirements
