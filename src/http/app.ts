@@ -164,7 +164,12 @@ export function createApp(deps: AppDeps): Hono {
     rateLimit: deps.rateLimit?.quota,
   })
   if (deps.receipts) {
-    registerReceipts(app, { receipts: deps.receipts, tools: deps.tools, runner: deps.gate.runner })
+    registerReceipts(app, {
+      receipts: deps.receipts,
+      tools: deps.tools,
+      runner: deps.gate.runner,
+      quotaOf: deps.rateLimit?.quotaOf,
+    })
   }
   registerPaidRoutes(app, {
     ...deps,
