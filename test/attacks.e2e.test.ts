@@ -24,7 +24,9 @@ import {
   appendPaymentIdentifierToExtensions,
   generatePaymentId,
 } from '@x402/extensions/payment-identifier'
+import { wrapFetchWithPayment } from '@x402/fetch'
 import type { Hex } from 'viem'
+import { generatePrivateKey } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { DevAccount } from '../src/devnet/anvil.js'
 import { createServiceInstance } from '../src/devnet/instance.js'
@@ -1492,5 +1494,195 @@ describe('round three: the chain judge', () => {
     expect(settlement.transaction).not.toBe(landed.transaction)
     expect((await payToBalance(stack, 'solana')) - before.payTo).toBe(2n * PRICE)
     expect((await stats()).calls - before.stats.calls).toBe(1)
+  }, 120_000)
+})
+
+describe('round three: points', () => {
+  // Finding 6 of issue 40, round three, and the low items on points and client addresses: the
+  // deployed quota (120 points per 60 s), each test's client told apart by the X-Forwarded-For
+  // the service trusts (TRUST_PROXY_HOPS=1, as behind the shipped nginx).
+  let points: RunningService
+  /** A quota of 12, for the refusals that must come at once. */
+  let tiny: RunningService
+  beforeAll(async () => {
+    points = await startService(
+      stack,
+      { RATE_LIMIT_POINTS: '120', TRUST_PROXY_HOPS: '1' },
+      { env: clock },
+    )
+    tiny = await startService(
+      stack,
+      { RATE_LIMIT_POINTS: '12', TRUST_PROXY_HOPS: '1' },
+      { env: clock },
+    )
+  }, 120_000)
+  afterAll(async () => {
+    await points?.stop()
+    await tiny?.stop()
+  })
+
+  /** A /hash body of 1,000 KiB: 16 points (a point per started 64 KiB). */
+  const bigHash = (tag: string) => JSON.stringify({ input: `${tag}:`.padEnd(1000 * 1024, 'x') })
+  const from = (client: string, extra: Record<string, string> = {}) => ({
+    'Content-Type': 'application/json',
+    'X-Forwarded-For': client,
+    ...extra,
+  })
+  /** A POST of `body` to `path` as `client`, with a PAYMENT-SIGNATURE when one is given. */
+  const postAs = (
+    on: RunningService,
+    client: string,
+    path: string,
+    body: string,
+    payment?: PaymentPayload,
+  ) =>
+    fetch(`${on.baseUrl}${path}`, {
+      method: 'POST',
+      headers: from(
+        client,
+        payment ? { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payment) } : {},
+      ),
+      body,
+    })
+  /** As the official client does: the unpaid request (its 402), then the payment it signs. */
+  const signAs = async (client: string, body: string, keys: Parameters<typeof payerClient>[0]) => {
+    const unpaid = await postAs(points, client, '/hash', body)
+    expect(unpaid.status).toBe(402)
+    const http = new x402HTTPClient(await payerClient(keys))
+    return http.createPaymentPayload(http.getPaymentRequiredResponse((n) => unpaid.headers.get(n)))
+  }
+
+  it('serves an honest payer 14 paid calls of 1,000 KiB in a row through @x402/fetch within the deployed quota of 120: each 200, each paid, and its free requests after', async () => {
+    const client = '198.51.100.60'
+    const pay = wrapFetchWithPayment(fetch, await payerClient(payerKeys(stack, 'evm')))
+    const before = await payToBalance(stack, 'evm')
+    const statuses: number[] = []
+    for (let i = 0; i < 14; i++) {
+      const res = await pay(`${points.baseUrl}/hash`, {
+        method: 'POST',
+        headers: from(client),
+        body: bigHash(`call ${i}`),
+      })
+      const body = (await json(res)) as { result?: { input_bytes?: number } }
+      statuses.push(res.status)
+      if (res.status === 200) expect(body.result?.input_bytes).toBe(1000 * 1024)
+    }
+    expect(statuses).toEqual(new Array(14).fill(200))
+    expect((await payToBalance(stack, 'evm')) - before).toBe(14n * PRICE)
+    // Not limited afterwards either: the unpaid request of the next call, of the same size.
+    expect((await postAs(points, client, '/hash', bigHash('next'))).status).toBe(402)
+  }, 240_000)
+
+  it('serves the same 14 calls of 1,000 KiB over MCP (the official client: initialize, the unpaid call, the paid call)', async () => {
+    const client = new Client({ name: 'round-three-points', version: '1.0.0' })
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${points.baseUrl}/mcp`), {
+        requestInit: { headers: { 'X-Forwarded-For': '198.51.100.61' } },
+      }),
+    )
+    try {
+      const x402 = await payerClient(payerKeys(stack, 'evm'))
+      const before = await payToBalance(stack, 'evm')
+      const outcomes: string[] = []
+      /** A tool call's outcome: a result, or the HTTP refusal the client throws (a 429). */
+      const call = (args: Record<string, unknown>, payment?: PaymentPayload) =>
+        client
+          .callTool({
+            name: 'payload_hash',
+            arguments: args,
+            ...(payment ? { _meta: { 'x402/payment': payment } } : {}),
+          })
+          .then(
+            (result) => result as CallToolResult,
+            (error: Error) => error.message,
+          )
+      for (let i = 0; i < 14; i++) {
+        const args = { input: `mcp ${i}:`.padEnd(1000 * 1024, 'x') }
+        const unpaid = await call(args)
+        if (typeof unpaid === 'string') {
+          outcomes.push(`unpaid: ${unpaid}`)
+          continue
+        }
+        const payment = await x402.createPaymentPayload(unpaid.structuredContent as PaymentRequired)
+        const paid = await call(args, payment)
+        if (typeof paid === 'string') outcomes.push(`paid: ${paid}`)
+        else outcomes.push(paid.isError ? `paid: ${failureOf(paid).code}` : 'ok')
+      }
+      expect(outcomes).toEqual(new Array(14).fill('ok'))
+      expect((await payToBalance(stack, 'evm')) - before).toBe(14n * PRICE)
+    } finally {
+      await client.close()
+    }
+  }, 240_000)
+
+  it('still charges a payment that fails verify its points: a payer without USDC, resending one 1,000 KiB payment, gets six 402s and then 429, the facilitator asked six times', async () => {
+    const client = '198.51.100.62'
+    const body = bigHash('no funds')
+    // The 402 took 16 of 120 points; each paid attempt takes 16 more and gives none back.
+    const payment = await signAs(client, body, { evmPrivateKey: generatePrivateKey() })
+    const before = facilitator().verify
+    const codes: unknown[] = []
+    for (let i = 0; i < 8; i++)
+      codes.push(await codeOf(await postAs(points, client, '/hash', body, payment)))
+    expect(codes).toEqual([
+      ...new Array(6).fill('payment_verification_failed'),
+      'rate_limited',
+      'rate_limited',
+    ])
+    expect(facilitator().verify - before).toBe(6)
+  }, 120_000)
+
+  it('charges a verified payment whose tool fails its points after all: one valid 1,000 KiB payment resent after each tool error buys six runs, then 429, never a transfer', async () => {
+    const client = '198.51.100.63'
+    // Valid for the input check, refused by the tool when it runs (after verify): a `*`.
+    const body = JSON.stringify({ mode: 'decode', input: `ab*d${'A'.repeat(1000 * 1024)}` })
+    const unpaid = await postAs(points, client, '/base64', body)
+    expect(unpaid.status).toBe(402)
+    const http = new x402HTTPClient(await payerClient(payerKeys(stack, 'evm', 1)))
+    const payment = await http.createPaymentPayload(
+      http.getPaymentRequiredResponse((n) => unpaid.headers.get(n)),
+    )
+    const payer = stack.evm.payers[1] as DevAccount
+    const balance = await stack.evm.usdcBalance(payer.address)
+    const before = { ...facilitator() }
+    const codes: unknown[] = []
+    for (let i = 0; i < 8; i++) {
+      codes.push(await codeOf(await postAs(points, client, '/base64', body, payment)))
+    }
+    // Its points come back at verify and are taken again when the call ends unsettled.
+    expect(codes).toEqual([...new Array(6).fill('invalid_base64'), 'rate_limited', 'rate_limited'])
+    expect([facilitator().verify - before.verify, facilitator().settle - before.settle]).toEqual([
+      6, 0,
+    ])
+    expect(await stack.evm.usdcBalance(payer.address)).toBe(balance)
+  }, 120_000)
+
+  it('charges a /receipts/verify body a point per started 64 KiB before parsing it: 977 KiB over a quota of 12 is a 429 at once', async () => {
+    const small = await postAs(tiny, '198.51.100.64', '/receipts/verify', '{"receipt":"x.y.z"}')
+    expect(small.status).toBe(200)
+    const big = JSON.stringify({ receipt: 'x.y.z', input: { input: 'x'.repeat(977 * 1024) } })
+    expect(Math.ceil(Buffer.byteLength(big) / 65536)).toBe(16)
+    const res = await postAs(tiny, '198.51.100.65', '/receipts/verify', big)
+    expect([res.status, await codeOf(res)]).toEqual([429, 'rate_limited'])
+    expect(res.headers.get('ratelimit-policy')).toBe('"free";q=12;w=60')
+  }, 120_000)
+
+  it('counts an IPv4 client in X-Forwarded-For as one client however its address is spelt (IPv4-mapped hex, upper case, NAT64): the 13th request over a quota of 12 is a 429, another address is served', async () => {
+    const spellings = [
+      '198.18.0.1',
+      '::ffff:c612:1',
+      '::ffff:198.18.0.1',
+      '0:0:0:0:0:FFFF:C612:1',
+      '64:ff9b::c612:1',
+      '::FFFF:C612:0001',
+    ]
+    const get = (address: string) =>
+      fetch(`${tiny.baseUrl}/robots.txt`, { headers: { 'X-Forwarded-For': address } })
+    const statuses: number[] = []
+    for (let i = 0; i < 12; i++) statuses.push((await get(spellings[i % 6] as string)).status)
+    expect(statuses).toEqual(new Array(12).fill(200))
+    for (const spelling of spellings) expect((await get(spelling)).status, spelling).toBe(429)
+    expect((await get('198.18.0.2')).status).toBe(200)
+    expect((await get('::ffff:c612:2')).status).toBe(200)
   }, 120_000)
 })

@@ -69,7 +69,7 @@ export const SERVICE_ERROR_CODES = {
   rate_limited: {
     status: 429,
     meaning:
-      'Too many requests without money from this client (RATE_LIMIT_POINTS per RATE_LIMIT_DURATION_S, 120 per 60 s by default): every request costs a point per started 64 KiB of body before any work, a paid one too; a settled payment gives its points back and two more, so a client paying for what it calls is never limited. Retry after Retry-After seconds; RateLimit-Policy and RateLimit state the quota.',
+      'Too many requests without money from this client (RATE_LIMIT_POINTS per RATE_LIMIT_DURATION_S, 120 per 60 s by default): every request costs a point per started 64 KiB of body before any work, a paid one too; a paid call gets its points back once its payment verifies (taken again if it then does not settle), and a settled payment adds those of its unpaid request and one more, so a client paying for what it calls is never limited. Retry after Retry-After seconds; RateLimit-Policy and RateLimit state the quota.',
   },
   facilitator_unavailable: {
     status: 503,

@@ -3,9 +3,11 @@
  *
  * Starts a local Base chain and a local Solana VM (USDC at the real addresses, the x402 escrow of
  * prepaid channels at its address), the official x402 facilitator with the EVM and SVM `exact`
- * schemes and the EVM `batch-settlement` one, and the service; then a funded demo payer pays for
- * every tool once on each rail (on Base from a prepaid channel: one deposit, then vouchers) and
- * the commands to try are printed. Ctrl-C stops it all.
+ * schemes and the EVM `batch-settlement` one, and the service as production runs it: with the
+ * chain judge (EVM_RPC_URL and SOLANA_RPC_URL are the local chains', the escrow is checked on the
+ * first) and the settlement resolver started; then a funded demo payer pays for every tool once on
+ * each rail (on Base from a prepaid channel: one deposit, then vouchers) and the commands to try
+ * are printed. Ctrl-C stops it all.
  *
  * Where litesvm's native binary cannot load (no build of it for the platform, as litesvm 1.5.0 on
  * darwin-arm64), Solana is off: the first line says why, and the demo runs the Base rail alone
@@ -28,6 +30,7 @@ import { connectionCaps, listen } from '../http/node-server.js'
 import { logger } from '../logger.js'
 import { configuredRails } from '../payment/rails.js'
 import { createService } from '../service.js'
+import { RESOLVE_INTERVAL_MS } from '../settlement/resolver.js'
 import { createTelemetry } from '../telemetry/index.js'
 import { catalog } from '../tools/catalog.js'
 import { usdcDecimal } from '../tools/price.js'
@@ -60,11 +63,16 @@ async function main(): Promise<void> {
     : await startDevStack({ stage })
   // Without the Solana VM, no Solana rail either, even if the shell sets its payTo.
   const { PAY_TO_SOLANA: _payTo, SOLANA_NETWORK: _network, ...shellEnv } = process.env
+  // The chain judge on the local chains, as production sets it on the real ones: a settlement in
+  // doubt is decided by the chain (on a payer's retry and by the resolver), never guessed.
+  const judgeEnv = {
+    EVM_RPC_URL: stack.evm.rpcUrl,
+    ...(stack.solana ? { SOLANA_RPC_URL: stack.solana.rpcUrl } : {}),
+  }
   const config = loadConfig({
     ...(solanaOff ? shellEnv : process.env),
     ...stack.serviceEnv,
-    // The chain the escrow check reads (prepaid channels are offered only after it passes).
-    EVM_RPC_URL: stack.evm.rpcUrl,
+    ...judgeEnv,
   })
   // The chains are new each run, so the figures start from zero too (a temp SQLite file), unless
   // DATABASE_URL names a store.
@@ -90,6 +98,8 @@ async function main(): Promise<void> {
     { port: config.port, hostname: config.host },
     connectionCaps(config),
   )
+  // Settlements left in doubt are decided on chain now and then, as src/main.ts does.
+  service.resolver?.start()
   const base = config.publicBaseUrl
   const solana = stack.solana
   const evmPayer = stack.evm.payers[0]
@@ -115,6 +125,10 @@ async function main(): Promise<void> {
   if (solana) {
     out(`  ${solanaName.padEnd(12)} ${solana.rpcUrl}  (litesvm, USDC ${solana.usdcMint})`)
   }
+  out(
+    `  judge        ${Object.keys(judgeEnv).join(', ')} set to the chains above: settlements in doubt ` +
+      `are decided on chain${service.resolver ? `, the resolver passing every ${RESOLVE_INTERVAL_MS / 1000} s` : ''}`,
+  )
   out()
 
   const rails: { rail: 'evm' | 'solana'; keys: Parameters<typeof paidFetch>[0] }[] = [

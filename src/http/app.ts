@@ -171,7 +171,12 @@ export function createApp(deps: AppDeps): Hono {
     channels: deps.refunds !== undefined,
   })
   if (deps.receipts) {
-    registerReceipts(app, { receipts: deps.receipts, tools: deps.tools, runner: deps.gate.runner })
+    registerReceipts(app, {
+      receipts: deps.receipts,
+      tools: deps.tools,
+      runner: deps.gate.runner,
+      quotaOf: deps.rateLimit?.quotaOf,
+    })
   }
   registerPaidRoutes(app, {
     ...deps,

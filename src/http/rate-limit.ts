@@ -59,15 +59,6 @@ export interface RateLimit {
 export const RATE_LIMIT_KEY_PREFIX = 'payload-tools:rl'
 
 /**
- * Points a settled payment gives back besides what its own request was charged: the one its
- * unpaid request cost (an x402 client reads the 402 before it signs) and one more, so that a
- * client that pays for what it calls is never limited by its paid traffic, at any rate, over HTTP
- * or MCP (where `initialize` and `tools/list` cost a point each per session). The credit lasts
- * until the window ends.
- */
-export const SETTLED_PAYMENT_REWARD = 2
-
-/**
  * The quota policy's name in `RateLimit-Policy` and `RateLimit` (IETF
  * draft-ietf-httpapi-ratelimit-headers-11, May 2026: Structured Fields, a String identifier with
  * the parameters `q` quota, `w` window in seconds, `r` remaining, `t` seconds until reset).
@@ -94,13 +85,14 @@ function socketAddress(c: Context): string | undefined {
  *   outside a paid route buys nothing).
  * - Counted by the payment gate ({@link quotaOf}): a request to a paid route that carries a
  *   payment costs a point per started 64 KiB of its body (`requestPoints`), before its payment is
- *   read or its body checked: over the limit it gets 429 and nothing is done. A settled payment
- *   gives those points back, and {@link SETTLED_PAYMENT_REWARD} more, so that a client paying for
- *   what it calls is never locked out. An unpaid body larger than 64 KiB pays the rest of its
- *   points before its free check.
+ *   read or its body checked: over the limit it gets 429 and nothing is done. Its points come
+ *   back once its payment verifies, and are taken again if it then does not settle; a settled
+ *   payment adds the points of its unpaid request and one more (`settledCredit`), so that a
+ *   client paying for what it calls is never locked out. An unpaid body larger than 64 KiB pays
+ *   the rest of its points before its free check, as does a `POST /receipts/verify` body.
  * - Counted by the MCP endpoint through {@link quotaOf}: a point per started 64 KiB of the body
  *   before it is read, and one per JSON-RPC message beyond that, except a paid `tools/call`;
- *   given back, as above, when the request's one message is a paid call that settles.
+ *   given back, as above, when the request's one message is a paid call.
  * - Never counted: `GET /health`, which the load balancer probes from its own address.
  * - Over the limit: 429 `rate_limited` with `Retry-After`, `RateLimit-Policy` and `RateLimit`.
  * - With Redis, the counts are shared by every instance on it (`RateLimiterRedis`). While Redis is
@@ -202,8 +194,11 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
       const key = keyOf(c)
       return {
         charge: (n = 1) => consume(key, n),
-        reward(refund = 0) {
-          limiter.reward(key, refund + SETTLED_PAYMENT_REWARD).catch(failedOpen)
+        refund(n) {
+          if (n > 0) limiter.reward(key, n).catch(failedOpen)
+        },
+        takeBack(n) {
+          if (n > 0) limiter.penalty(key, n).catch(failedOpen)
         },
       }
     },

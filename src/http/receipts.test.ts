@@ -1,6 +1,6 @@
 import { createHash, generateKeyPairSync } from 'node:crypto'
 import canonicalize from 'canonicalize'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { echoTool, fakeGate, inlineRunner } from '../../test/helpers/fakes.js'
 import { json } from '../../test/helpers/json.js'
 import { createReceipts, parseSigningKey } from '../receipts/index.js'
@@ -118,6 +118,25 @@ describe('receipt endpoints', () => {
     const limited = await verify({ receipt: await receipt })
     expect(limited.status).toBe(429)
     expect((await json(limited)).code).toBe('rate_limited')
+  })
+
+  it('charge a verification body a point per started 64 KiB before parsing it: 977 KiB costs 16 points', async () => {
+    const big = async (receipt: string) =>
+      JSON.stringify({ receipt, input: { text: 'x'.repeat(977 * 1024) } })
+    const exact = setup({ points: 16 })
+    const body = await big(await exact.receipt)
+    expect(Math.ceil(Buffer.byteLength(body) / 65536)).toBe(16)
+    // A quota of 16: the body takes all of it; the next request, of one point, is refused.
+    expect((await exact.verify(body)).status).toBe(200)
+    expect((await exact.verify({ receipt: await exact.receipt })).status).toBe(429)
+    // A quota of 15: refused at once, never parsed.
+    const short = setup({ points: 15 })
+    const fields = vi.spyOn(short.runner, 'fields')
+    const refused = await short.verify(await big(await short.receipt))
+    expect(refused.status).toBe(429)
+    expect((await json(refused)).code).toBe('rate_limited')
+    expect(refused.headers.get('ratelimit-policy')).toBe('"free";q=15;w=60')
+    expect(fields).not.toHaveBeenCalled()
   })
 
   it('refuse a body over the tools limit with 413', async () => {

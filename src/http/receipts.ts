@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono'
 import { type InputIssue, InvalidInputError, InvalidJsonError } from '../payment/errors.js'
+import { type ClientQuota, requestPoints } from '../payment/quota.js'
 import {
   type CheckedGivenInput,
   createVerification,
@@ -30,14 +31,21 @@ export interface ReceiptRoutesOptions {
   tools: readonly ToolDefinition[]
   /** Runs the recomputation on a worker, under the tools' time budget. */
   runner: ToolRunner
+  /**
+   * The rate-limit account of a request's client (`RateLimit.quotaOf`): a verification body pays
+   * the points of its size before it is parsed. Absent: no limit.
+   */
+  quotaOf?: ((c: Context) => ClientQuota) | undefined
 }
 
 /**
  * Registers the receipt endpoints, all free (the app's rate limit counts them like every request
  * without a payment): `GET /.well-known/jwks.json` (RFC 7517), the did:web DID document, and
- * `POST /receipts/verify` -> `VerifyAnswer` (src/receipts/verification.ts). The body is read and
- * the input checked on checker threads, the tool re-run on a worker under its time budget, at
- * most {@link MAX_RECOMPUTES_IN_FLIGHT} at a time.
+ * `POST /receipts/verify` -> `VerifyAnswer` (src/receipts/verification.ts). A verification body
+ * costs a point per started 64 KiB (`requestPoints`: the first taken where it arrived, the rest
+ * before it is parsed; over the limit, 429 and nothing parsed). The body is read and the input
+ * checked on checker threads, the tool re-run on a worker under its time budget, at most
+ * {@link MAX_RECOMPUTES_IN_FLIGHT} at a time.
  *
  * @example
  * registerReceipts(app, { receipts, tools: catalog, runner: gate.runner })
@@ -80,6 +88,8 @@ export function registerReceipts(app: Hono, options: ReceiptRoutesOptions): void
   app.post(RECEIPTS_VERIFY_PATH, async (c: Context) => {
     // Bytes, parsed on a checker thread: a body of up to 1 MiB never holds the serving thread.
     const body = new Uint8Array(await c.req.arrayBuffer())
+    // Its first point was taken where it arrived (the app's rate limit); its size pays the rest.
+    await options.quotaOf?.(c).charge(requestPoints(body.length) - 1)
     const request = readRequest(await runner.fields(body.slice(), ['receipt', 'input', 'result']))
     const answer = await verify({
       receipt: request.receipt,

@@ -606,22 +606,30 @@ describe('payment gate: idempotent replays', () => {
     expect(calls.settle).toBe(1)
   })
 
-  it("charges the client's quota before any work on a paid call, gives it back when it settles, and refuses with 429 (nothing runs) over the limit", async () => {
-    const runner = inlineRunner()
-    const { gate, pay, calls } = fakeGate({}, undefined, { runner })
-    let points = 3
-    const charged: number[] = []
-    const rewarded: number[] = []
+  /** A quota of `points` that records what the gate does with it, in order. */
+  const recordingQuota = (points = Number.POSITIVE_INFINITY) => {
+    const log: string[] = []
+    let left = points
     const quota = {
       async charge(n = 1) {
-        if (points < n) throw Object.assign(new Error('over'), { code: 'rate_limited' })
-        points -= n
-        charged.push(n)
+        if (left < n) throw Object.assign(new Error('over'), { code: 'rate_limited' })
+        left -= n
+        log.push(`charge ${n}`)
       },
-      reward(refund = 0) {
-        rewarded.push(refund)
+      refund(n: number) {
+        log.push(`refund ${n}`)
+      },
+      takeBack(n: number) {
+        log.push(`takeBack ${n}`)
       },
     }
+    return { quota, log }
+  }
+
+  it("charges the client's quota before any work on a paid call, gives it back at verify with the settled credit, and refuses with 429 (nothing runs) over the limit", async () => {
+    const runner = inlineRunner()
+    const { gate, pay, calls } = fakeGate({}, undefined, { runner })
+    const { quota, log } = recordingQuota(3)
     const resource = { url: 'http://svc/echo' }
     const paid = async (payment: unknown, input: unknown = { text: 'a' }) =>
       gate.execute({
@@ -634,24 +642,105 @@ describe('payment gate: idempotent replays', () => {
       })
     const payment = await pay()
     await paid(payment)
-    expect([charged, rewarded, runner.runs]).toEqual([[1], [1], 1])
+    // Its point back at verify; at settle the credit of its 402 (1 point) and one more.
+    expect([log, runner.runs]).toEqual([['charge 1', 'refund 1', 'refund 2'], 1])
+    log.length = 0
     await paid(payment) // a replay: its point, nothing given back
     expect(await rejection(paid({ junk: true }))).toMatchObject({ code: 'invalid_payment' })
-    expect([charged, rewarded, runner.runs]).toEqual([[1, 1, 1], [1], 2])
+    expect([log, runner.runs]).toEqual([['charge 1', 'charge 1'], 2])
     // Over the limit: refused before the payment is read, checked or run.
     expect(await rejection(paid(payment))).toMatchObject({ code: 'rate_limited' })
     expect([runner.runs, runner.checks, calls.verify]).toEqual([2, 2, 1])
   })
 
+  it('credits a settled 1 MiB call the points of its 402 of the same size: the x402 probe and the paid call cost nothing net', async () => {
+    const { gate, pay } = fakeGate()
+    const { quota, log } = recordingQuota()
+    const text = JSON.stringify({ text: 'a', pad: 'x'.repeat(1_000_000) })
+    const body = new TextEncoder().encode(text)
+    const points = Math.ceil(body.length / 65536)
+    expect(points).toBe(16)
+    // The echo tool refuses `pad`: a schema of its own that accepts it, for this test.
+    const padded = {
+      ...echoTool,
+      input: z.object({ text: z.string().max(10), pad: z.string() }).strict(),
+    } as unknown as ToolDefinition
+    await gate.execute({
+      tool: padded,
+      transport: 'http',
+      source: { body },
+      payment: { value: await pay() },
+      resource: { url: 'http://svc/echo' },
+      quota,
+    })
+    // The 402 of this body cost 16 points (1 where it arrived, 15 before its free check).
+    expect(log).toEqual(['charge 16', 'refund 16', 'refund 17'])
+  })
+
+  it('takes the points given back at verify again when the call does not settle: a tool error, a settlement refused', async () => {
+    const runner = inlineRunner()
+    const { gate, pay } = fakeGate(
+      {
+        settle: async (p) => {
+          const nonce = fakeNonceOf(p)
+          return nonce === 'refused'
+            ? {
+                success: false,
+                errorReason: 'insufficient_funds',
+                transaction: '',
+                network: 'eip155:8453',
+              }
+            : { success: true, transaction: '0xtx', network: 'eip155:8453', payer: '0xPAYER' }
+        },
+      },
+      undefined,
+      { runner },
+    )
+    const { quota, log } = recordingQuota()
+    const call = async (input: unknown, nonce: string) =>
+      rejection(
+        gate.execute({
+          tool: echoTool as ToolDefinition,
+          transport: 'http',
+          ...bodyOf(input),
+          payment: { value: await pay(0, nonce) },
+          resource: { url: 'http://svc/echo' },
+          quota,
+        }),
+      )
+    expect(await call({ text: 'boom' }, 'tool-error')).toMatchObject({ code: 'invalid_unicode' })
+    expect(log).toEqual(['charge 1', 'refund 1', 'takeBack 1'])
+    log.length = 0
+    expect(await call({ text: 'a' }, 'refused')).toMatchObject({ code: 'settlement_failed' })
+    expect(log).toEqual(['charge 1', 'refund 1', 'takeBack 1'])
+  })
+
+  it('never gives back the points of a payment that fails verify', async () => {
+    const { gate, pay, calls } = fakeGate({
+      verify: async () => ({
+        isValid: false,
+        invalidReason: 'insufficient_funds',
+        payer: '0xPAYER',
+      }),
+    })
+    const { quota, log } = recordingQuota()
+    const error = await rejection(
+      gate.execute({
+        tool: echoTool as ToolDefinition,
+        transport: 'http',
+        ...bodyOf({ text: 'a' }),
+        payment: { value: await pay() },
+        resource: { url: 'http://svc/echo' },
+        quota,
+      }),
+    )
+    expect(error).toMatchObject({ code: 'payment_verification_failed' })
+    expect([log, calls.verify, calls.settle]).toEqual([['charge 1'], 1, 0])
+  })
+
   it('charges a paid body a point per started 64 KiB before reading it', async () => {
     const { gate, pay } = fakeGate()
-    const charged: number[] = []
-    const quota = {
-      async charge(n = 1) {
-        charged.push(n)
-      },
-      reward() {},
-    }
+    const { quota, log } = recordingQuota()
     const body = new TextEncoder().encode(JSON.stringify({ text: 'a', pad: 'x'.repeat(200_000) }))
     const error = await rejection(
       gate.execute({
@@ -664,7 +753,7 @@ describe('payment gate: idempotent replays', () => {
       }),
     )
     expect(error).toBeInstanceOf(InvalidInputError)
-    expect(charged).toEqual([Math.ceil(body.length / 65536)])
+    expect(log).toEqual([`charge ${Math.ceil(body.length / 65536)}`])
   })
 
   it('never compiles or runs a schema the client echoes: a hostile one is refused, ours is read by our own rules', async () => {

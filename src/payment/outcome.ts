@@ -1,13 +1,19 @@
 import type { SettleResponse } from '@x402/core/types'
 import { describeError, logger } from '../logger.js'
 import type { CallRecords } from './claim.js'
+import { settledCredit } from './quota.js'
 import type { PaidCall, PaymentEvent, PaymentNote, PaymentObserver } from './types.js'
 
 /** What the steps of one paid call tell the exit, as they go. */
 export interface CallOutcome {
   readonly call: PaidCall
-  /** Rate-limit points taken before its work: given back if it settles. */
+  /**
+   * Rate-limit points taken before its work: given back once its payment verifies, taken again
+   * if it then ends without a settlement.
+   */
   charged: number
+  /** Points given back at verify (`charged`), until the exit decides whether they stay given. */
+  refunded?: number
   /**
    * The rail's CAIP-2 network, the amount (atomic USDC) and the scheme, once the payment matched
    * one (a channel payment is `batch-settlement`; absent: `exact`).
@@ -53,15 +59,19 @@ export interface OutcomeOptions {
 export interface Outcomes {
   /** A new call's outcome, before any step. */
   open(call: PaidCall, charged?: number): CallOutcome
-  /** A verify succeeded: recorded now (the `verified` event, not awaited) and at the exit. */
+  /**
+   * A verify succeeded: recorded now (the `verified` event, not awaited) and at the exit; the
+   * call's rate-limit points are given back now.
+   */
   verified(outcome: CallOutcome, payer: string | undefined): void
   /**
    * Records what became of the call, once, at its exit: frees its claim unless its payment was
    * sent to settlement; one payment event (`settled`, awaited before the result is released;
    * `settle_failed`; `tool_failed_unsettled`; none when the ledger leaves it to another party,
    * see {@link CallOutcome.count}); one note for the operators' metrics (a refusal with
-   * its code, a failed verify, a settlement in doubt, a replay); the rate-limit points of a
-   * settled payment given back. Never throws.
+   * its code, a failed verify, a settlement in doubt, a replay); the rate-limit points: a settled
+   * payment's credit ({@link settledCredit}, and its own points if no verify gave them back), or
+   * the points given back at verify taken again from a call that did not settle. Never throws.
    *
    * @param error - what the call was answered with, when it failed
    */
@@ -114,6 +124,12 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
     open: (call, charged = 0) => ({ call, charged }),
     verified(o, payer) {
       o.verified = { payer }
+      // The call's points come back at once rather than at the exit: a payer's calls in flight
+      // hold none of its quota. They are taken again if it does not settle (see close).
+      if (o.charged > 0 && o.refunded === undefined) {
+        o.refunded = o.charged
+        o.call.quota?.refund(o.charged)
+      }
       void event(o, 'verified', payer)
     },
     async close(o, error) {
@@ -129,9 +145,13 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
         if (amount && o.rail && o.rail.scheme !== 'batch-settlement') o.rail = { ...o.rail, amount }
         if (o.count !== false) await event(o, 'settled', payer)
         await o.decide?.()
-        o.call.quota?.reward(o.charged)
+        o.call.quota?.refund(o.charged - (o.refunded ?? 0) + settledCredit(o.charged))
         return
       }
+      // Verified and not settled (a tool error or timeout, a wait past the queue deadline, a
+      // settlement refused or in doubt): no money is known to have moved, and the claim of a
+      // tool error is freed, so the same payment could run again; it pays as a call without money.
+      if (o.refunded) o.call.quota?.takeBack(o.refunded)
       if (o.replayed && error === undefined) return note(o, 'replayed')
       if (o.settle) {
         if (o.count !== false) await event(o, 'settle_failed', payer)

@@ -6,13 +6,15 @@ import {
   type RateLimit,
   type RateLimitOptions,
 } from '../../src/http/rate-limit.js'
+import { settledCredit } from '../../src/payment/quota.js'
 
 // The limiter middleware on a minimal app, for its tests in memory (src/http/rate-limit.test.ts)
 // and on Redis (src/http/rate-limit.system.test.ts).
 
 /**
  * A stand-in app whose `/paid` route uses the quota as the payment gate does: a "good"
- * PAYMENT-SIGNATURE settles (a reward), any other is refused before verify (a point first), and
+ * PAYMENT-SIGNATURE settles (its point given back, and the credit of a settled payment for its
+ * unpaid request of one point), any other is refused before verify (a point first), and
  * none is the 402 the middleware counts. `/mcp` charges the points its body names.
  */
 function appWith(limit: RateLimit): Hono {
@@ -24,7 +26,7 @@ function appWith(limit: RateLimit): Hono {
     const signature = c.req.header('PAYMENT-SIGNATURE')
     const quota = limit.quotaOf(c)
     if (signature === 'good') {
-      quota.reward()
+      quota.refund(settledCredit(1))
       return c.json({ ok: true }, 200)
     }
     if (signature !== undefined) {
