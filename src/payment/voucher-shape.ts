@@ -101,6 +101,28 @@ export const channelPayloadShape = z.discriminatedUnion('type', [
   }),
 ])
 
+/** Channel ids computed, kept: a payer presents the same config with every voucher. */
+const channelIds = new Map<string, string>()
+/** Configs whose ids are kept at most (the oldest is forgotten first). */
+const CHANNEL_IDS_KEPT = 4096
+
+/**
+ * The channel id of a config on a network (lower-case hex), the SDK's `computeChannelId` (the
+ * specification's EIP-712 hash, a keccak in JavaScript), computed once per config and network.
+ */
+function channelIdOf(config: ChannelPayload['channelConfig'], network: string): string {
+  const key =
+    `${network}|${config.payer}|${config.payerAuthorizer}|${config.receiver}|${config.receiverAuthorizer}|${config.token}|${config.withdrawDelay}|${config.salt}`.toLowerCase()
+  let id = channelIds.get(key)
+  if (id === undefined) {
+    id = computeChannelId(config, network).toLowerCase()
+    if (channelIds.size >= CHANNEL_IDS_KEPT)
+      channelIds.delete(channelIds.keys().next().value as string)
+    channelIds.set(key, id)
+  }
+  return id
+}
+
 /** A `batch-settlement` payload that passed {@link channelPayloadShape}. */
 export type ChannelPayload = z.infer<typeof channelPayloadShape>
 
@@ -146,10 +168,7 @@ export function checkChannelPayload(
   if (config.withdrawDelay !== extra.withdrawDelay) {
     return { problem: 'channelConfig.withdrawDelay is not the offered withdrawDelay' }
   }
-  if (
-    computeChannelId(config, matched.network).toLowerCase() !==
-    payload.voucher.channelId.toLowerCase()
-  ) {
+  if (channelIdOf(config, matched.network) !== payload.voucher.channelId.toLowerCase()) {
     return { problem: "voucher.channelId is not the channel config's id on this network" }
   }
   if (payload.type !== 'deposit') return { validUntil: longest }
