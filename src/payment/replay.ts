@@ -16,7 +16,7 @@ import { type GuardRecord, sameCall } from './guard.js'
 import { decideIntent, judgeCall, writeIntent } from './intent.js'
 import { runTool } from './run.js'
 import { settleCall } from './settle.js'
-import { verifyPayment } from './verify.js'
+import { verdictOf } from './verify.js'
 
 /**
  * The replay policy: answers a call whose payment or `payment-identifier` id the guard holds. The
@@ -47,13 +47,7 @@ export async function answerHeld(
   if (!samePayment && key === identity.key) throw new PaymentConflictError()
   if (!samePayment) {
     if (record.state === 'pending') throw inProgress()
-    const verdict = await verifyPayment(
-      parts.link,
-      ctx.state,
-      ctx.presented.payment,
-      ctx.presented.matched,
-      ctx.offer.extensions,
-    )
+    const verdict = await verdictOf(parts, ctx)
     const payer = verdict.valid && verdict.payer ? parts.payerHash(verdict.payer) : undefined
     if (!payer || payer !== record.payer) throw new PaymentIdentifierConflictError()
   }
