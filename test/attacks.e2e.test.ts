@@ -402,7 +402,7 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
   ]
 
   for (const c of cases) {
-    it(`reports ${c.name} in the free input_check and refuses the paid call with its code, before verify (HTTP)`, async () => {
+    it(`reports ${c.name} in the free input_check and refuses the paid call with its code, before verify unless the free lane could not check it (HTTP)`, async () => {
       const unpaid = await post(svc, c.path, c.body)
       expect(unpaid.status).toBe(402)
       const check = ((await json(unpaid)) as { input_check: { valid: unknown } }).input_check
@@ -411,15 +411,20 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
       if (check.valid === null) expect(check).toMatchObject({ valid: null, errors: [] })
       else expect(check).toEqual({ valid: false, errors: [c.issue] })
       const before = { ...facilitator() }
+      const paidLane = svc.service.runner.status().lanes.paid.started
       const payment = await signed(svc, c.path, '{}')
       const paid = await post(svc, c.path, c.body, payment)
       expect(paid.status).toBe(400)
       expect(await json(paid)).toMatchObject({ ok: false, ...refusalOf(c) })
-      expect(facilitator().verify).toBe(before.verify)
+      // Checked on the free lane, nothing verified; or, when that lane had no CPU to spare, on
+      // the paid lane once the payment verified (one verify, nothing charged).
+      const escalated = svc.service.runner.status().lanes.paid.started - paidLane
+      expect(facilitator().verify - before.verify).toBe(escalated)
     })
 
     it(`refuses ${c.name} the same way over MCP`, async () => {
       const before = { ...facilitator() }
+      const paidLane = svc.service.runner.status().lanes.paid.started
       const payment = await signedMcp(c.mcp, {})
       const res = await fetch(`${svc.baseUrl}/mcp`, {
         method: 'POST',
@@ -433,7 +438,8 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
       const { result } = (await json(res)) as { result: CallToolResult }
       expect(result.isError).toBe(true)
       expect(failureOf(result)).toMatchObject(refusalOf(c))
-      expect(facilitator().verify).toBe(before.verify)
+      const escalated = svc.service.runner.status().lanes.paid.started - paidLane
+      expect(facilitator().verify - before.verify).toBe(escalated)
     })
   }
 })
