@@ -1027,9 +1027,12 @@ describe('round three: lanes', () => {
       await attackers.stop()
     }
     expect(paidLaneStarted() - before).toBeLessThanOrEqual(3)
-    // Each was read on the free lane, or refused as its overload; none was ever run or paid.
+    // Each was read on the free lane (402 result), or refused as its overload or, on a machine
+    // with no CPU to spare for that lane, past its deadline; none was ever run or paid.
     for (const answer of new Set(attackers.answers)) {
-      expect(['200 payment_required', '503 overloaded']).toContain(answer)
+      expect(['200 payment_required', '503 overloaded', '400 input_check_timeout']).toContain(
+        answer,
+      )
     }
   }, 180_000)
 })
