@@ -17,7 +17,9 @@ import {
   PaymentInProgressError,
   PaymentRequiredError,
 } from './errors.js'
-import { createMemoryGuard } from './guard.js'
+import { createMemoryGuard, type GuardState } from './guard.js'
+import { paymentIdentity } from './payment-key.js'
+import type { ShapedPayment } from './payment-shape.js'
 
 // The lane rule of issue 40 (round three, findings 4 and 5): a call's input is checked on the
 // free lane until its payment verified (or the guard already holds that very payment); only then
@@ -161,6 +163,43 @@ describe('payment gate: the lanes of a paying call', () => {
     expect(calls.verify).toBe(1)
     release()
     expect((await first).result.value()).toEqual({ upper: 'ABC' })
+  })
+
+  it('earns the paid lane without verify only for its very payment held pending, settled or in doubt', async () => {
+    const cases: [GuardState | 'other proof' | 'none', string, number][] = [
+      ['pending', 'PaymentInProgressError', 0],
+      ['settled', 'replayed', 0],
+      ['unknown', 'settled again', 0],
+      ['spent', 'duplicate_settlement', 1],
+      ['other proof', 'PaymentConflictError', 1],
+      ['none', 'settled', 1],
+    ]
+    for (const [held, answer, verifies] of cases) {
+      const guard = createMemoryGuard()
+      const { call, calls, runner, pay } = setup({}, guard)
+      const payment = await pay()
+      const identity = paymentIdentity(payment as ShapedPayment, payment.accepted)
+      if (!identity) throw new Error('no identity')
+      const digest = (await call({ text: 'abc' }, await pay(0, 'probe'))).inputDigest
+      if (held !== 'none') {
+        await guard.put(identity.key, {
+          state: held === 'other proof' ? 'settled' : held,
+          call: { tool: 'echo', inputDigest: digest },
+          payment: identity.key,
+          proof: held === 'other proof' ? 'another signature' : identity.proof,
+          settlement: { success: true, transaction: '0xtx', network: 'eip155:8453' },
+        })
+      }
+      const before = { ...calls }
+      runner.refuse = full
+      const outcome = await call({ text: 'abc' }, payment).then(
+        (paid) => (paid.replayed ? 'replayed' : held === 'unknown' ? 'settled again' : 'settled'),
+        (error: { name: string; code?: string }) =>
+          error instanceof PaymentRequiredError ? error.code : error.name,
+      )
+      expect([held, outcome, calls.verify - before.verify]).toEqual([held, answer, verifies])
+      expect(runner.lanes.slice(-2)).toEqual(['free', 'paid'])
+    }
   })
 
   it("verifies another payer's payment under a held id once: the paid lane's verdict also answers the id's owner", async () => {
