@@ -15,6 +15,9 @@
  *    beside the MCP bodies) that must get 200 on every call;
  * 3. how long each hostile call takes to answer, alone.
  *
+ * Section 1 also times what the MCP endpoint does on its main thread with a 1 MiB body the free
+ * lane could not read (the structural search for its payment, and a paid call's envelope).
+ *
  * The child serves the real app, catalogue and worker pool (TOOL_WORKERS, TOOL_TIMEOUT_MS and
  * TOOL_QUEUE_LIMIT at their defaults) over a scripted facilitator that answers at once, so that
  * only our own work is measured: it accepts every payment but those of {@link UNFUNDED}.
@@ -36,6 +39,7 @@ import { startCommand } from '../src/devnet/child.js'
 import { createApp } from '../src/http/app.js'
 import { logger } from '../src/logger.js'
 import { resolveAllowList } from '../src/mcp/dns-rebinding.js'
+import { readPaidEnvelope } from '../src/mcp/envelope.js'
 import { registerMcp } from '../src/mcp/server.js'
 import { requestPoints } from '../src/payment/quota.js'
 import { checkedInput } from '../src/runner/check.js'
@@ -149,6 +153,60 @@ async function poolOverhead(mode: BenchMode): Promise<string> {
   } finally {
     await runner.close()
   }
+}
+
+/**
+ * What the MCP endpoint spends on its main thread for a 1 MiB body the free lane could not read:
+ * the structural search for `params._meta["x402/payment"]` (src/json-locate.ts), with the payment
+ * after 1 MiB of arguments (what a payer's large call is, and what an attacker makes us skim), and
+ * the read of a paid call's envelope (its arguments cut out).
+ */
+function envelopeCost(mode: BenchMode): string {
+  const n = pick(mode, { full: 200, quick: 50, smoke: 5 })
+  const body = (args: unknown, meta?: unknown) =>
+    new TextEncoder().encode(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'payload_json_validate',
+          arguments: args,
+          ...(meta ? { _meta: meta } : {}),
+        },
+      }),
+    )
+  const payment = {
+    'x402/payment': { x402Version: 2, payload: { signature: `0x${'ab'.repeat(65)}` } },
+  }
+  const zeros = { value: new Array(500_000).fill(0), schema: {}, note: 'x402/payment' }
+  const keys = Object.fromEntries(Array.from({ length: 65_000 }, (_, i) => [`k${i}`, i]))
+  const cases: [string, Uint8Array][] = [
+    ['500,000 zeros, then the payment', body(zeros, payment)],
+    [
+      '65,000 keys, "x402/payment" only in the arguments',
+      body({ value: keys, note: 'x402/payment' }),
+    ],
+  ]
+  // CPU time, not wall time: on a shared machine a wall clock counts the other jobs too.
+  const cpuPerCall = (bytes: Uint8Array) => {
+    for (let i = 0; i < n; i++) readPaidEnvelope(bytes)
+    const rounds: number[] = []
+    for (let r = 0; r < 5; r++) {
+      const before = process.cpuUsage()
+      for (let i = 0; i < n; i++) readPaidEnvelope(bytes)
+      const used = process.cpuUsage(before)
+      rounds.push((used.user + used.system) / n)
+    }
+    return median(rounds)
+  }
+  const rows = cases.map(([name, bytes]) => [
+    name,
+    `${(bytes.length / 1024).toFixed(0)} KiB`,
+    us(cpuPerCall(bytes)),
+    String(readPaidEnvelope(bytes)?.status ?? "none (the free lane's 503 stands)"),
+  ])
+  return table(['MCP body', 'size', 'CPU per body, median of 5 rounds', 'envelope'], rows)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -815,6 +873,7 @@ const summary = (list: string[]) => {
 export async function benchHostile(seconds: number, mode: BenchMode = 'full'): Promise<string> {
   const load = loadavg()
   const overhead = await poolOverhead(mode)
+  const envelope = envelopeCost(mode)
   const child = await startChild('--serve')
   const control = await startChild('--control')
   const priority = getPriority()
@@ -846,6 +905,10 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
       '### Pool overhead per call',
       '',
       overhead,
+      '',
+      '### A paid MCP body the free lane could not read (main thread)',
+      '',
+      envelope,
       '',
       '### Event loop and /health under hostile load',
       '',
