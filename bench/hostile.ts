@@ -8,15 +8,20 @@
  *    costliest paid calls, and the requests without money of issue 27: a payment header nested
  *    3,000 deep, the same over MCP, a 956 KiB MCP `tools/list` of 90,000 `_meta` keys, unpaid 1 MB
  *    `json-validate` bodies and junk payments; one address holding 4,200 connections that send a
- *    byte each, issue 40), the service in a child process with the Node flags
- *    of `npm start` (its event-loop delay measured there with `perf_hooks.monitorEventLoopDelay`,
- *    the longest split into running and waiting for a CPU), the load generator here at a lower
- *    priority, and an honest paying client that must get 200 on every call;
+ *    byte each, issue 40; the lane bypasses of issue 40: 1 MB bodies with payments that fail
+ *    verify, and unpaid 1 MB MCP bodies holding the text `x402/payment`), the service in a child
+ *    process with the Node flags of `npm start` (its event-loop delay measured there with
+ *    `perf_hooks.monitorEventLoopDelay`, the longest split into running and waiting for a CPU),
+ *    the load generator here at a lower priority, and an honest paying client (over MCP beside
+ *    the MCP bodies) that must get 200 on every call;
  * 3. how long each hostile call takes to answer, alone.
  *
+ * Section 1 also times what the MCP endpoint does on its main thread with a 1 MiB body the free
+ * lane could not read (the structural search for its payment, and a paid call's envelope).
+ *
  * The child serves the real app, catalogue and worker pool (TOOL_WORKERS, TOOL_TIMEOUT_MS and
- * TOOL_QUEUE_LIMIT at their defaults) over a scripted facilitator that accepts every payment at
- * once, so that only our own work is measured.
+ * TOOL_QUEUE_LIMIT at their defaults) over a scripted facilitator that answers at once, so that
+ * only our own work is measured: it accepts every payment but those of {@link UNFUNDED}.
  *
  * `npx tsx bench/hostile.ts [--seconds N]` runs the section alone.
  */
@@ -36,7 +41,9 @@ import { startCommand } from '../src/devnet/child.js'
 import { createApp } from '../src/http/app.js'
 import { logger } from '../src/logger.js'
 import { resolveAllowList } from '../src/mcp/dns-rebinding.js'
+import { readPaidEnvelope } from '../src/mcp/envelope.js'
 import { registerMcp } from '../src/mcp/server.js'
+import { requestPoints } from '../src/payment/quota.js'
 import { checkedInput } from '../src/runner/check.js'
 import { createToolRunner, type ToolRunner } from '../src/runner/runner.js'
 import { createTelemetry } from '../src/telemetry/index.js'
@@ -49,7 +56,7 @@ import {
   MAX_TEXT_DIFF,
   NESTED_QUANTIFIER,
 } from '../test/fixtures/hostile.js'
-import { fakeGate, fakePayload, inlineRunner } from '../test/helpers/fakes.js'
+import { FAKE_PAYER, fakeGate, fakePayload, inlineRunner } from '../test/helpers/fakes.js'
 import { listen } from './http.js'
 import { median, table, us } from './measure.js'
 import { type BenchMode, benchMode, pick } from './mode.js'
@@ -67,6 +74,9 @@ const HEALTH_CONNECTIONS = 4
 const LOAD_GENERATOR_NICE = 10
 
 const hash = findToolByPath('/hash') as ToolDefinition
+
+/** The payer of the payments the scripted facilitator refuses (`insufficient_funds`). */
+const UNFUNDED = '0x000000000000000000000000000000000000dEaD'
 
 // ---------------------------------------------------------------------------------------------
 // 1. Pool overhead, in process
@@ -145,6 +155,60 @@ async function poolOverhead(mode: BenchMode): Promise<string> {
   } finally {
     await runner.close()
   }
+}
+
+/**
+ * What the MCP endpoint spends on its main thread for a 1 MiB body the free lane could not read:
+ * the structural search for `params._meta["x402/payment"]` (src/json-locate.ts), with the payment
+ * after 1 MiB of arguments (what a payer's large call is, and what an attacker makes us skim), and
+ * the read of a paid call's envelope (its arguments cut out).
+ */
+function envelopeCost(mode: BenchMode): string {
+  const n = pick(mode, { full: 200, quick: 50, smoke: 5 })
+  const body = (args: unknown, meta?: unknown) =>
+    new TextEncoder().encode(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'payload_json_validate',
+          arguments: args,
+          ...(meta ? { _meta: meta } : {}),
+        },
+      }),
+    )
+  const payment = {
+    'x402/payment': { x402Version: 2, payload: { signature: `0x${'ab'.repeat(65)}` } },
+  }
+  const zeros = { value: new Array(500_000).fill(0), schema: {}, note: 'x402/payment' }
+  const keys = Object.fromEntries(Array.from({ length: 65_000 }, (_, i) => [`k${i}`, i]))
+  const cases: [string, Uint8Array][] = [
+    ['500,000 zeros, then the payment', body(zeros, payment)],
+    [
+      '65,000 keys, "x402/payment" only in the arguments',
+      body({ value: keys, note: 'x402/payment' }),
+    ],
+  ]
+  // CPU time, not wall time: on a shared machine a wall clock counts the other jobs too.
+  const cpuPerCall = (bytes: Uint8Array) => {
+    for (let i = 0; i < n; i++) readPaidEnvelope(bytes)
+    const rounds: number[] = []
+    for (let r = 0; r < 5; r++) {
+      const before = process.cpuUsage()
+      for (let i = 0; i < n; i++) readPaidEnvelope(bytes)
+      const used = process.cpuUsage(before)
+      rounds.push((used.user + used.system) / n)
+    }
+    return median(rounds)
+  }
+  const rows = cases.map(([name, bytes]) => [
+    name,
+    `${(bytes.length / 1024).toFixed(0)} KiB`,
+    us(cpuPerCall(bytes)),
+    String(readPaidEnvelope(bytes)?.status ?? "none (the free lane's 503 stands)"),
+  ])
+  return table(['MCP body', 'size', 'CPU per body, median of 5 rounds', 'envelope'], rows)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,7 +325,18 @@ async function serveChild(): Promise<void> {
   await runner.warm()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-hostile-'))
   const telemetry = await createTelemetry({ dataDir, salt: 'bench-hostile-salt-000' })
-  const { gate } = fakeGate({}, undefined, { runner })
+  const { gate } = fakeGate(
+    {
+      verify: async (payment) => {
+        const from = (payment.payload as { authorization?: { from?: string } }).authorization?.from
+        return from === UNFUNDED
+          ? { isValid: false, invalidReason: 'insufficient_funds', payer: from }
+          : { isValid: true, payer: from ?? FAKE_PAYER }
+      },
+    },
+    undefined,
+    { runner },
+  )
   const publicBaseUrl = 'http://127.0.0.1'
   const app = createApp({
     gate,
@@ -523,6 +598,152 @@ function connectionFlood(base: string, count: number) {
   }
 }
 
+/** A fresh `exact` payment for `path`'s offer (read once from its 402), by `from`. */
+function payments(base: string) {
+  const offers = new Map<string, Promise<PaymentPayload['accepted']>>()
+  const offer = (path: string) => {
+    let accepted = offers.get(path)
+    if (!accepted) {
+      accepted = fetch(`${base}${path}`, { method: 'POST', body: '{}' }).then(async (res) => {
+        await res.arrayBuffer()
+        const required = decodePaymentRequiredHeader(res.headers.get('PAYMENT-REQUIRED') ?? '')
+        return required.accepts[0] as PaymentPayload['accepted']
+      })
+      offers.set(path, accepted)
+    }
+    return accepted
+  }
+  return async (path: string, from = FAKE_PAYER): Promise<PaymentPayload> => {
+    const accepted = await offer(path)
+    const payload = fakePayload(accepted, randomUUID())
+    const authorization = payload.authorization as Record<string, unknown>
+    return {
+      x402Version: 2,
+      accepted,
+      payload: { ...payload, authorization: { ...authorization, from } },
+    }
+  }
+}
+
+/** Posts a JSON-RPC body to /mcp as an MCP client would. */
+const mcpPost = (base: string, body: string | Uint8Array) =>
+  fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body,
+  })
+
+/**
+ * Pays for `tools/call` over MCP with fresh payments in `_meta["x402/payment"]`: 200 with no code
+ * when the call's result is the paid envelope; else the HTTP status and the failure's code.
+ */
+function mcpPayer(base: string) {
+  const pay = payments(base)
+  return async (
+    tool: ToolDefinition,
+    args: unknown,
+  ): Promise<{ status: number; code?: string }> => {
+    const payment = await pay(tool.path)
+    const res = await mcpPost(
+      base,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: tool.mcpName, arguments: args, _meta: { 'x402/payment': payment } },
+      }),
+    )
+    const body = (await res.json()) as {
+      code?: string
+      result?: {
+        structuredContent?: { ok?: boolean }
+        _meta?: Record<string, { code?: string } | undefined>
+      }
+    }
+    if (body.result?.structuredContent?.ok === true) return { status: res.status }
+    const code = body.result?._meta?.['payload-tools/failure']?.code ?? body.code ?? 'no result'
+    return { status: res.status, code }
+  }
+}
+
+/** Clients of each lane-bypass phase (issue 40's red team: 20 and 48 addresses). */
+const LANE_CLIENTS = { fakePaid: 20, mcpText: 48 }
+
+/**
+ * How often one address may send a body of `bytes` at the deployed rate limit, in milliseconds:
+ * its points (one per started 64 KiB) at RATE_LIMIT_POINTS per RATE_LIMIT_DURATION_S.
+ */
+function addressPeriodMs(bytes: number): number {
+  const { rateLimitPoints, rateLimitDurationS } = loadConfig({})
+  return (requestPoints(bytes) * rateLimitDurationS * 1000) / rateLimitPoints
+}
+
+/** One client of a lane-bypass phase: what it sends, and how often (ms between two sends). */
+interface LaneClient {
+  name: string
+  periodMs: number
+  send(): Promise<string>
+}
+
+/**
+ * The lane bypasses of issue 40 (round three, findings 4 and 5), each client an address sending
+ * at the deployed rate limit: a 1 MB `json-validate` body with a well-formed payment whose payer
+ * has no funds (verify fails), or an unpaid 1 MB MCP `tools/call` holding the text
+ * `x402/payment` in its arguments. The child has no rate limiter, so the clients pace themselves.
+ */
+async function laneAttacks(base: string, load: 'fake-paid' | 'mcp-text'): Promise<LaneClient[]> {
+  const outcome = async (answer: Promise<Response>) => {
+    try {
+      const res = await answer
+      const body = (await res.json()) as {
+        code?: string
+        result?: { _meta?: Record<string, { code?: string } | undefined> }
+      }
+      return `${res.status} ${body.result?._meta?.['payload-tools/failure']?.code ?? body.code}`
+    } catch (error) {
+      return `no answer (${(error as Error).message})`
+    }
+  }
+  if (load === 'fake-paid') {
+    const zeros = Buffer.from(JSON.stringify({ value: new Array(500_000).fill(0), schema: {} }))
+    const pay = payments(base)
+    return Promise.all(
+      Array.from({ length: LANE_CLIENTS.fakePaid }, async () => {
+        const header = encodePaymentSignatureHeader(await pay('/json-validate', UNFUNDED))
+        return {
+          name: '1 MB json-validate with a payment that fails verify',
+          periodMs: addressPeriodMs(zeros.length),
+          send: () =>
+            outcome(
+              fetch(`${base}/json-validate`, {
+                method: 'POST',
+                headers: { 'Content-Type': 'application/json', 'PAYMENT-SIGNATURE': header },
+                body: zeros,
+              }),
+            ),
+        }
+      }),
+    )
+  }
+  const value = Object.fromEntries(Array.from({ length: 65_000 }, (_, i) => [`k${i}`, i]))
+  const text = Buffer.from(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'payload_json_validate',
+        arguments: { value, schema: { description: 'x402/payment' } },
+      },
+    }),
+  )
+  return Array.from({ length: LANE_CLIENTS.mcpText }, () => ({
+    name: 'unpaid 1 MB MCP tools/call holding "x402/payment"',
+    periodMs: addressPeriodMs(text.length),
+    send: () => outcome(mcpPost(base, text)),
+  }))
+}
+
 interface Phase {
   name: string
   delay: Delay
@@ -542,13 +763,15 @@ interface Phase {
  * the requests without money of issue 27, or the connection flood of issue 40; an honest payer in
  * every hostile phase.
  */
-type Load = 'none' | 'paid' | 'unpaid' | 'connections'
+type Load = 'none' | 'paid' | 'unpaid' | 'connections' | 'fake-paid' | 'mcp-text'
 
 const PHASE_NAMES: Record<Load, string> = {
   none: 'no hostile call',
   paid: 'the 4 costliest paid calls at once + an honest payer',
   unpaid: 'the 5 requests without money at once + an honest payer',
   connections: `${FLOOD_NAME} + an honest payer`,
+  'fake-paid': `${LANE_CLIENTS.fakePaid} addresses at their rate limit: 1 MB bodies with payments that fail verify + an honest payer`,
+  'mcp-text': `${LANE_CLIENTS.mcpText} addresses at their rate limit: unpaid 1 MB MCP bodies holding "x402/payment" + an honest MCP payer`,
 }
 
 /** Runs /health load, and the hostile `load` with an honest payer, for `seconds`. */
@@ -591,20 +814,53 @@ async function phase(child: Child, control: Child, seconds: number, load: Load):
   }
   const flood = load === 'connections' ? connectionFlood(child.url, FLOOD_CONNECTIONS) : undefined
   if (flood) outcomes.set(FLOOD_NAME, flood.outcomes)
+  if (load === 'fake-paid' || load === 'mcp-text') {
+    // Each client at its address's rate, starting at a random point of its period.
+    const pause = async (ms: number) => {
+      const until = performance.now() + ms
+      while (running && performance.now() < until) {
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.min(100, until - performance.now())),
+        )
+      }
+    }
+    for (const attack of await laneAttacks(child.url, load)) {
+      const list = outcomes.get(attack.name) ?? []
+      outcomes.set(attack.name, list)
+      loops.push(
+        (async () => {
+          await pause(Math.random() * attack.periodMs)
+          while (running) {
+            const t0 = performance.now()
+            list.push(await attack.send())
+            await pause(attack.periodMs - (performance.now() - t0))
+          }
+        })(),
+      )
+    }
+  }
   if (load !== 'none') {
-    // An honest payer, with a small body (checked on the main thread) and one over 1 KiB (on
-    // the paid checker lane): beside the requests without money, each must be answered 200.
+    // An honest payer, with a small body (checked on the main thread) and one over 1 KiB (on a
+    // checker lane): beside the hostile calls, each must be answered 200. Over MCP beside the MCP
+    // bodies.
     const large = { value: new Array(600).fill(1), schema: { type: 'array' } }
+    const payMcp = mcpPayer(child.url)
+    const jsonValidate = findToolByPath('/json-validate') as ToolDefinition
     loops.push(
       (async () => {
         for (let i = 0; running; i++) {
           const t0 = performance.now()
           const r =
-            i % 2 === 0
-              ? await pay('/hash', { input: 'honest' })
-              : await pay('/json-validate', large)
+            load === 'mcp-text'
+              ? await payMcp(
+                  i % 2 === 0 ? hash : jsonValidate,
+                  i % 2 === 0 ? { input: 'honest' } : large,
+                )
+              : i % 2 === 0
+                ? await pay('/hash', { input: 'honest' })
+                : await pay('/json-validate', large)
           honest.push(performance.now() - t0)
-          if (r.status !== 200) honestFailures.push(`${r.status} ${r.code}`)
+          if (r.status !== 200 || r.code) honestFailures.push(`${r.status} ${r.code}`)
           await new Promise((resolve) => setTimeout(resolve, 100))
         }
       })(),
@@ -690,6 +946,7 @@ const summary = (list: string[]) => {
 export async function benchHostile(seconds: number, mode: BenchMode = 'full'): Promise<string> {
   const load = loadavg()
   const overhead = await poolOverhead(mode)
+  const envelope = envelopeCost(mode)
   const child = await startChild('--serve')
   const control = await startChild('--control')
   const priority = getPriority()
@@ -700,6 +957,8 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
       await phase(child, control, seconds, 'paid'),
       await phase(child, control, seconds, 'unpaid'),
       await phase(child, control, seconds, 'connections'),
+      await phase(child, control, seconds, 'fake-paid'),
+      await phase(child, control, seconds, 'mcp-text'),
     ]
     const times = await alone(child, pick(mode, { full: 3, quick: 1, smoke: 1 }))
     const verdict = (value: number, target: number) =>
@@ -721,6 +980,10 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
       '',
       overhead,
       '',
+      '### A paid MCP body the free lane could not read (main thread)',
+      '',
+      envelope,
+      '',
       '### Event loop and /health under hostile load',
       '',
       `Load average of the machine at the start: ${load.map((l) => l.toFixed(1)).join(', ')} ` +
@@ -730,11 +993,15 @@ export async function benchHostile(seconds: number, mode: BenchMode = 'full'): P
         `workers, ${child.timeoutMs} ms budget), scripted facilitator. ${seconds} s per phase; ` +
         `/health at ${HEALTH_RATE} req/s over ${HEALTH_CONNECTIONS} connections (autocannon); an ` +
         'unpaid 402 and /stats probed in turn every 50 ms. The hostile phases run, each in a loop, ' +
-        'the 4 costliest paid calls of test/fixtures/hostile.ts (issue 9), or the 5 requests ' +
-        `without money of issue 27, or one address (${FLOOD_ADDRESS}) keeping ` +
+        'the 4 costliest paid calls of test/fixtures/hostile.ts (issue 9), the 5 requests ' +
+        `without money of issue 27, one address (${FLOOD_ADDRESS}) keeping ` +
         `${FLOOD_CONNECTIONS.toLocaleString('en-US')} connections open with a byte each (issue 40; ` +
-        'a closed one is opened again a second later), beside an honest payer every 100 ms (/hash, and /json-validate ' +
-        'with a body over 1 KiB). The control is an idle Node process measuring its own ' +
+        'a closed one is opened again a second later), or the lane bypasses of issue 40 (1 MB json-validate bodies ' +
+        'with payments the facilitator refuses; unpaid 1 MB MCP tools/call bodies holding ' +
+        '"x402/payment" in their arguments; each client an address sending at the deployed rate ' +
+        `limit, a 1 MiB body every ${addressPeriodMs(1024 * 1024) / 1000} s), beside an honest ` +
+        'payer every 100 ms (/hash, and ' +
+        '/json-validate with a body over 1 KiB; over MCP beside the MCP bodies). The control is an idle Node process measuring its own ' +
         'event-loop delay over the same time: the share of the machine. The load generator runs ' +
         `at nice ${LOAD_GENERATOR_NICE}, as clients on other machines would; the service's ` +
         "longest delay is split, from its main thread's schedstat, into time running (our code " +

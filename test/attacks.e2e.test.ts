@@ -425,7 +425,7 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
   ]
 
   for (const c of cases) {
-    it(`reports ${c.name} in the free input_check and refuses the paid call with its code, before verify (HTTP)`, async () => {
+    it(`reports ${c.name} in the free input_check and refuses the paid call with its code, before verify unless the free lane could not check it (HTTP)`, async () => {
       const unpaid = await post(svc, c.path, c.body)
       expect(unpaid.status).toBe(402)
       const check = ((await json(unpaid)) as { input_check: { valid: unknown } }).input_check
@@ -434,15 +434,20 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
       if (check.valid === null) expect(check).toMatchObject({ valid: null, errors: [] })
       else expect(check).toEqual({ valid: false, errors: [c.issue] })
       const before = { ...facilitator() }
+      const paidLane = svc.service.runner.status().lanes.paid.started
       const payment = await signed(svc, c.path, '{}')
       const paid = await post(svc, c.path, c.body, payment)
       expect(paid.status).toBe(400)
       expect(await json(paid)).toMatchObject({ ok: false, ...refusalOf(c) })
-      expect(facilitator().verify).toBe(before.verify)
+      // Checked on the free lane, nothing verified; or, when that lane had no CPU to spare, on
+      // the paid lane once the payment verified (one verify, nothing charged).
+      const escalated = svc.service.runner.status().lanes.paid.started - paidLane
+      expect(facilitator().verify - before.verify).toBe(escalated)
     })
 
     it(`refuses ${c.name} the same way over MCP`, async () => {
       const before = { ...facilitator() }
+      const paidLane = svc.service.runner.status().lanes.paid.started
       const payment = await signedMcp(c.mcp, {})
       const res = await fetch(`${svc.baseUrl}/mcp`, {
         method: 'POST',
@@ -456,7 +461,8 @@ describe('extreme input is a 400 before payment, never a 5xx', () => {
       const { result } = (await json(res)) as { result: CallToolResult }
       expect(result.isError).toBe(true)
       expect(failureOf(result)).toMatchObject(refusalOf(c))
-      expect(facilitator().verify).toBe(before.verify)
+      const escalated = svc.service.runner.status().lanes.paid.started - paidLane
+      expect(facilitator().verify - before.verify).toBe(escalated)
     })
   }
 })
@@ -1685,4 +1691,156 @@ describe('round three: points', () => {
     expect((await get('198.18.0.2')).status).toBe(200)
     expect((await get('::ffff:c612:2')).status).toBe(200)
   }, 120_000)
+})
+
+// Issue 40, round three (findings 4 and 5): requests without a verified payment put free work on
+// the paid lane. A payment earns the paid lane only once it verifies; an MCP body's lane is chosen
+// from its parsed `_meta`, never from its bytes. One tool worker, so one thread on each checker
+// lane (the paid one queues 16, the free one 4): the floods below fill them by themselves.
+describe('round three: lanes', () => {
+  let lanes: RunningService
+  let honestMcp: Client
+  beforeAll(async () => {
+    lanes = await startService(stack, { TOOL_WORKERS: '1' }, { env: clock })
+    honestMcp = new Client({ name: 'lanes-e2e', version: '1.0.0' })
+    await honestMcp.connect(new StreamableHTTPClientTransport(new URL(`${lanes.baseUrl}/mcp`)))
+  }, 120_000)
+  afterAll(async () => {
+    await honestMcp?.close()
+    await lanes?.stop()
+  })
+
+  const paidLaneStarted = () => lanes.service.runner.status().lanes.paid.started
+
+  /**
+   * Runs `send` in `clients` loops until `stop` resolves, each answer kept; resolves once every
+   * loop has ended. The load the test makes, and the only load it waits for.
+   */
+  function flood<T>(clients: number, send: (client: number) => Promise<T>) {
+    const answers: T[] = []
+    let running = true
+    const loops = Array.from({ length: clients }, async (_, client) => {
+      while (running) answers.push(await send(client))
+    })
+    return {
+      answers,
+      /** Resolves once `n` answers came back (a hang guard bounds the wait). */
+      async answered(n: number) {
+        const deadline = Date.now() + 60_000
+        while (answers.length < n && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        expect(answers.length).toBeGreaterThanOrEqual(n)
+      },
+      stop: async () => {
+        running = false
+        await Promise.all(loops)
+      },
+    }
+  }
+
+  it('(4) never puts the body of a payment that fails verify on the paid lane: 24 clients sending 1 MB json-validate bodies with unfunded payments, an honest payer beside gets 200 on every call', async () => {
+    const heavy = JSON.stringify({ value: new Array(500_000).fill(0), schema: {} })
+    expect(heavy.length).toBeGreaterThan(1_000_000)
+    // Well-formed EIP-3009 payments for the body's 402, each signed by a key nobody funded: they
+    // pass every check the service makes alone, and fail verify (insufficient_funds).
+    const unpaid = await post(lanes, '/json-validate', '{"value":1,"schema":{}}')
+    const required = new x402HTTPClient(await payerClient({})).getPaymentRequiredResponse((n) =>
+      unpaid.headers.get(n),
+    )
+    const unfunded = await Promise.all(
+      Array.from({ length: 24 }, async () =>
+        (await payerClient({ evmPrivateKey: generatePrivateKey() })).createPaymentPayload(required),
+      ),
+    )
+    const before = paidLaneStarted()
+    const fakes = flood(unfunded.length, async (client) => {
+      const res = await post(lanes, '/json-validate', heavy, unfunded[client])
+      return `${res.status} ${await codeOf(res)}`
+    })
+    try {
+      await fakes.answered(48)
+      // Not one of them reached the paid lane while they flooded the free one.
+      expect(paidLaneStarted()).toBe(before)
+      const body = JSON.stringify({ input: 'h'.repeat(2000) })
+      const honest: number[] = []
+      for (let i = 0; i < 3; i++) {
+        const payment = await signed(lanes, '/hash', body, 'evm', 1)
+        honest.push((await post(lanes, '/hash', body, payment)).status)
+      }
+      expect(honest).toEqual([200, 200, 200])
+    } finally {
+      await fakes.stop()
+    }
+    // At most the honest checks ran on the paid lane; every fake was refused at verify.
+    expect(paidLaneStarted() - before).toBeLessThanOrEqual(3)
+    expect(new Set(fakes.answers)).toEqual(new Set(['402 payment_verification_failed']))
+  }, 180_000)
+
+  it('(5) never reads an MCP body on the paid lane for the text "x402/payment": 48 clients sending unpaid 1 MB tools/call bodies holding it in their arguments, an honest MCP payer gets its result on every call', async () => {
+    const value = Object.fromEntries(Array.from({ length: 65_000 }, (_, i) => [`k${i}`, i]))
+    const text = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'payload_json_validate',
+        arguments: { value, schema: { description: 'x402/payment' } },
+      },
+    })
+    expect(text.length).toBeGreaterThan(900 * 1024)
+    expect(text.length).toBeLessThan(1024 * 1024)
+    // The honest payer signs from the 402 of a small call (read on the calling thread), then
+    // calls with arguments over 1 KiB and the payment in `_meta`.
+    const small = { value: 1, schema: {} }
+    const required = (
+      (await honestMcp.callTool({
+        name: 'payload_json_validate',
+        arguments: small,
+      })) as CallToolResult
+    ).structuredContent as PaymentRequired
+    const args = { value: new Array(600).fill(1), schema: { type: 'array' } }
+    const before = paidLaneStarted()
+    const attackers = flood(48, async () => {
+      const res = await mcpPost(lanes, text)
+      const body = (await json(res)) as { result?: CallToolResult; code?: string }
+      return body.result
+        ? `${res.status} ${failureOf(body.result).code}`
+        : `${res.status} ${body.code}`
+    })
+    try {
+      await attackers.answered(96)
+      expect(paidLaneStarted()).toBe(before)
+      const honest: unknown[] = []
+      for (let i = 0; i < 3; i++) {
+        const payment = await (await payerClient(payerKeys(stack, 'evm', 1))).createPaymentPayload(
+          required,
+        )
+        const result = await honestMcp
+          .callTool({
+            name: 'payload_json_validate',
+            arguments: args,
+            _meta: { 'x402/payment': payment },
+          })
+          .catch((error: unknown) => String(error))
+        honest.push((result as CallToolResult).structuredContent ?? result)
+      }
+      expect(honest).toEqual(
+        new Array(3).fill({
+          ok: true,
+          result: { valid: true, error_count: 0, truncated: false, errors: [] },
+        }),
+      )
+    } finally {
+      await attackers.stop()
+    }
+    expect(paidLaneStarted() - before).toBeLessThanOrEqual(3)
+    // Each was read on the free lane (402 result), or refused as its overload or, on a machine
+    // with no CPU to spare for that lane, past its deadline; none was ever run or paid.
+    for (const answer of new Set(attackers.answers)) {
+      expect(['200 payment_required', '503 overloaded', '400 input_check_timeout']).toContain(
+        answer,
+      )
+    }
+  }, 180_000)
 })

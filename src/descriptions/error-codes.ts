@@ -53,7 +53,7 @@ export const SERVICE_ERROR_CODES = {
   input_check_timeout: {
     status: 400,
     meaning:
-      'Checking the input (parse, schema, limits) did not finish within its time budget (TOOL_TIMEOUT_MS); the payment was not verified and nothing was charged. Send a smaller or simpler input.',
+      'Checking the input (parse, schema, limits) did not finish within its time budget (TOOL_TIMEOUT_MS); nothing was charged. Send a smaller or simpler input.',
   },
   tool_timeout: {
     status: 400,

@@ -14,7 +14,8 @@ import {
   inlineRunner,
 } from '../../test/helpers/fakes.js'
 import { callArguments } from '../runner/check.js'
-import { ToolTimeoutError } from '../runner/errors.js'
+import { OverloadedError, ToolTimeoutError } from '../runner/errors.js'
+import type { Lane } from '../runner/runner.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import { resolveAllowList } from './dns-rebinding.js'
 import { MAX_BATCH_MESSAGES, registerMcp } from './server.js'
@@ -589,5 +590,113 @@ describe('MCP endpoint: HTTP surface', () => {
       title: 'Payload Tools',
       version: '0.3.0',
     })
+  })
+})
+
+// Issue 40, round three (finding 5): a body's bytes never choose its lane; a paid call is served
+// when free work fills the free lane.
+describe('MCP endpoint: the lanes', () => {
+  const full = (lane: Lane) => (lane === 'free' ? new OverloadedError(2) : undefined)
+  const raw = (app: Hono, body: string) =>
+    app.request(`${BASE_URL}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body,
+    })
+
+  it('reads every body on the free lane and checks a paying call there first, whatever text it holds', async () => {
+    const runner = inlineRunner()
+    const { client, calls } = await setup({}, { runner })
+    runner.lanes.length = 0
+    const unpaid = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'x402/payment' },
+    })
+    expect(unpaid.isError).toBe(true)
+    // The body read, then the 402's free check.
+    expect(runner.lanes).toEqual(['free', 'free'])
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n1')
+    runner.lanes.length = 0
+    const paid = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'abc' },
+      _meta: { 'x402/payment': payment },
+    })
+    expect(paid.structuredContent).toEqual({ ok: true, result: { upper: 'ABC' } })
+    expect(runner.lanes).toEqual(['free', 'free'])
+    expect(calls).toMatchObject({ verify: 1, settle: 1 })
+  })
+
+  it('serves a paid call whose body the free lane cannot read: its envelope read here, its payment verified once, then its arguments checked on the paid lane', async () => {
+    const runner = inlineRunner()
+    const { client, calls, events } = await setup({}, { runner })
+    const unpaid = await client.callTool({ name: 'payload_echo', arguments: { text: 'abc' } })
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n1')
+    runner.lanes.length = 0
+    runner.refuse = full
+    const paid = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'abc' },
+      _meta: { 'x402/payment': payment },
+    })
+    expect(paid.structuredContent).toEqual({ ok: true, result: { upper: 'ABC' } })
+    expect(runner.lanes).toEqual(['free', 'free', 'paid'])
+    expect(calls).toMatchObject({ verify: 1, settle: 1 })
+    expect(events.map((e) => e.outcome)).toEqual(['verified', 'settled'])
+  })
+
+  it('never puts a payment that fails verify on the paid lane: its envelope is read, the call refused 402', async () => {
+    const runner = inlineRunner()
+    const { client, calls } = await setup(
+      { verify: async () => ({ isValid: false, invalidReason: 'insufficient_funds' }) },
+      { runner },
+    )
+    const unpaid = await client.callTool({ name: 'payload_echo', arguments: { text: 'abc' } })
+    const payment = paymentFor(unpaid.structuredContent as PaymentRequired, 0, 'n1')
+    runner.lanes.length = 0
+    runner.refuse = full
+    const refused = await client.callTool({
+      name: 'payload_echo',
+      arguments: { text: 'abc' },
+      _meta: { 'x402/payment': payment },
+    })
+    expect(failureOf(refused)).toMatchObject({
+      code: 'payment_verification_failed',
+      error: 'The facilitator rejected the payment: insufficient_funds',
+    })
+    expect(runner.lanes).toEqual(['free', 'free'])
+    expect([calls.verify, calls.settle, runs]).toEqual([1, 0, 0])
+  })
+
+  it('answers the free lane\'s 503 for any other body it cannot read, nothing on the paid lane: "x402/payment" in the arguments, a string, a batch, a tools/list', async () => {
+    const runner = inlineRunner()
+    const { app, calls } = await setup({}, { runner })
+    runner.lanes.length = 0
+    runner.refuse = full
+    const meta = { 'x402/payment': { x402Version: 2 } }
+    const call = (params: Record<string, unknown>, method = 'tools/call') => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: { name: 'payload_echo', arguments: { text: 'a' }, ...params },
+    })
+    const bodies = [
+      call({ arguments: { text: 'a', _meta: meta, note: 'x402/payment' } }),
+      call({ name: 'x402/payment' }),
+      call({ list: [{ _meta: meta }] }),
+      [call({ _meta: meta })],
+      call({ _meta: meta }, 'tools/list'),
+    ]
+    for (const body of bodies) {
+      const res = await raw(app, JSON.stringify(body))
+      expect(res.status).toBe(503)
+      expect(res.headers.get('retry-after')).toBe('2')
+      expect(((await res.json()) as { code: string }).code).toBe('overloaded')
+    }
+    expect(runner.lanes).toEqual(Array(bodies.length).fill('free'))
+    expect(calls.verify).toBe(0)
   })
 })

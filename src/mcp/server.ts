@@ -26,8 +26,11 @@ import { logger } from '../logger.js'
 import type { ClientQuota, PaymentGate } from '../payment/gate.js'
 import { networkInfo } from '../payment/networks.js'
 import { requestPoints } from '../payment/quota.js'
+import { CheckTimeoutError, OverloadedError } from '../runner/errors.js'
+import type { MessagesOutcome } from '../runner/messages.js'
 import type { ToolDefinition } from '../tools/types.js'
 import { type AllowList, dnsRebindingProtection, resolveAllowList } from './dns-rebinding.js'
+import { readPaidEnvelope } from './envelope.js'
 import { FAILURE_META_KEY, failureResult, PAYMENT_META_KEY, paidResult } from './results.js'
 import { UnknownToolError } from './unknown-tool.js'
 
@@ -179,11 +182,9 @@ export function createMcpHandler(
 
   /**
    * Serves one HTTP request. Its body is paid for before it is read (a rate-limit point per
-   * started 64 KiB), then read where request bodies are read (runner.messages: within bounds,
-   * tool arguments aside, off this thread when it is not small; on the paid lane when it carries
-   * an x402 payment), then its messages beyond the first are counted (a paid `tools/call` is the
-   * gate's). More than one paid call or {@link MAX_BATCH_MESSAGES} messages are refused whole.
-   * Then a fresh MCP server and transport serve the messages read.
+   * started 64 KiB), then read ({@link readBody}), then its messages beyond the first are counted
+   * (a paid `tools/call` is the gate's). More than one paid call or {@link MAX_BATCH_MESSAGES}
+   * messages are refused whole. Then a fresh MCP server and transport serve the messages read.
    */
   return async function handleMcp(
     bytes: Uint8Array,
@@ -195,10 +196,7 @@ export function createMcpHandler(
     let parsedBody: unknown
     try {
       await quota?.charge(prepaid)
-      const lane = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).includes(PAID)
-        ? 'paid'
-        : 'free'
-      const read = await gate.runner.messages(bytes.slice(), lane)
+      const read = await readBody(bytes)
       // The transport's own answer; the parser's message may quote the body.
       if (read.status === 'invalid_json')
         return jsonRpcError(PARSE_ERROR, 'Parse error: Invalid JSON')
@@ -254,6 +252,27 @@ export function createMcpHandler(
       return await modern.fetch(request, { parsedBody })
     } finally {
       await modern.close()
+    }
+  }
+
+  /**
+   * Reads a JSON-RPC body where request bodies are read (runner.messages: within bounds, tool
+   * arguments aside, off this thread when it is not small), on the free lane: nothing about a
+   * request's bytes earns it paid capacity. When the free lane cannot read it (full, or out of
+   * time), a paid `tools/call` is still served: its envelope, arguments aside, is read here
+   * ({@link readPaidEnvelope}), and the gate checks its arguments on the paid lane once its
+   * payment verifies.
+   *
+   * @throws {OverloadedError} or {CheckTimeoutError} of the free lane, for any other body
+   */
+  async function readBody(bytes: Uint8Array): Promise<MessagesOutcome> {
+    try {
+      return await gate.runner.messages(bytes.slice(), 'free')
+    } catch (error) {
+      if (!(error instanceof OverloadedError || error instanceof CheckTimeoutError)) throw error
+      const envelope = readPaidEnvelope(bytes)
+      if (!envelope) throw error
+      return envelope
     }
   }
 

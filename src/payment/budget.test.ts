@@ -22,7 +22,7 @@ describe('the paid-call budget', () => {
     expect(loadConfig({}).facilitatorTimeoutMs).toBe(4_000)
   })
 
-  it('adds the wait for a checker thread and the input check, verify, the longest queue wait, the run, and one settle budget shared with its pending retry', () => {
+  it('adds the waits for a checker thread and the input checks on both lanes, verify, the longest queue wait, the run, and one settle budget shared with its pending retry', () => {
     expect(
       worstPaidCallMs({
         facilitatorTimeoutMs: 5_000,
@@ -31,7 +31,7 @@ describe('the paid-call budget', () => {
         queueLimit: 4,
         timeoutMs: 2000,
       }),
-    ).toBe(2 * 2000 + 5000 + 4000 + 2000 + 15_000)
+    ).toBe(4 * 2000 + 5000 + 4000 + 2000 + 15_000)
     expect(
       worstPaidCallMs({
         facilitatorTimeoutMs: 1000,
@@ -40,8 +40,9 @@ describe('the paid-call budget', () => {
         queueLimit: 7,
         timeoutMs: 500,
       }),
-    ).toBe(2 * 500 + 1000 + 3 * 500 + 500 + 3000)
-    // Redis: the two claims before verify (2 × 2 × R) and the writes after settle (2 × R).
+    ).toBe(4 * 500 + 1000 + 3 * 500 + 500 + 3000)
+    // Redis: the read of the payment before the paid lane (2 × R), the two claims before verify
+    // (2 × 2 × R) and the writes after settle (2 × R).
     expect(
       worstPaidCallMs({
         facilitatorTimeoutMs: 1000,
@@ -51,7 +52,7 @@ describe('the paid-call budget', () => {
         timeoutMs: 100,
         guardTimeoutMs: 50,
       }),
-    ).toBe(2 * 100 + 200 + 1000 + 100 + 100 + 2000 + 100)
+    ).toBe(4 * 100 + 300 + 1000 + 100 + 100 + 2000 + 100)
     expect(worstSettleMs({ settleTimeoutMs: 20_000, guardTimeoutMs: 500 })).toBe(21_000)
     // The settlement ledger: its intent before the settle and its outcome after, one write each.
     expect(
@@ -87,12 +88,12 @@ describe('the paid-call budget', () => {
         }),
       ),
     ).toThrow(
-      'A paid call could outlive its payment: the wait for a checker thread and the input check ' +
-        '2 × TOOL_TIMEOUT_MS (4000) + verify ' +
+      'A paid call could outlive its payment: the input check on the free lane then the paid lane, ' +
+        'each a wait for a checker thread and the check, 4 × TOOL_TIMEOUT_MS (8000) + verify ' +
         'FACILITATOR_TIMEOUT_MS (6000) + the wait for a worker ' +
         'max(1, ceil(TOOL_QUEUE_LIMIT 9 / TOOL_WORKERS 2)) × TOOL_TIMEOUT_MS 2000 (10000) + the run ' +
         'TOOL_TIMEOUT_MS (2000) + settle and its one pending retry FACILITATOR_SETTLE_TIMEOUT_MS (40000) ' +
-        '= 62000 ms, more than half of the 120 s a payment stays valid (60000 ms). Lower ' +
+        '= 66000 ms, more than half of the 120 s a payment stays valid (60000 ms). Lower ' +
         'FACILITATOR_SETTLE_TIMEOUT_MS, FACILITATOR_TIMEOUT_MS, TOOL_TIMEOUT_MS, TOOL_QUEUE_LIMIT or REDIS_TIMEOUT_MS, or raise TOOL_WORKERS.',
     )
     // Exactly half is accepted.
@@ -102,7 +103,7 @@ describe('the paid-call budget', () => {
           FACILITATOR_SETTLE_TIMEOUT_MS: '40000',
           FACILITATOR_TIMEOUT_MS: '6000',
           TOOL_WORKERS: '2',
-          TOOL_QUEUE_LIMIT: '7',
+          TOOL_QUEUE_LIMIT: '4',
         }),
       ),
     ).not.toThrow()
@@ -112,7 +113,7 @@ describe('the paid-call budget', () => {
         guardTimeoutMs: 1500,
       }),
     ).toThrow(
-      /\+ the guard's claims 4 × REDIS_TIMEOUT_MS \(6000\) .* \+ the guard's writes after it 2 × REDIS_TIMEOUT_MS \(3000\) = 63000 ms/,
+      /\+ the guard's read and claims 6 × REDIS_TIMEOUT_MS \(9000\) .* \+ the guard's writes after it 2 × REDIS_TIMEOUT_MS \(3000\) = 70000 ms/,
     )
   })
 })
@@ -128,7 +129,7 @@ describe('the paid-call budget with several facilitators', () => {
         timeoutMs: 2000,
         facilitators: 2,
       }),
-    ).toBe(2 * 2000 + 2 * 6000 + 4000 + 2000 + 20_000)
+    ).toBe(4 * 2000 + 2 * 6000 + 4000 + 2000 + 20_000)
     expect(() =>
       assertPaidCallBudget({
         ...bounds({

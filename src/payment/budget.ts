@@ -13,7 +13,10 @@ export interface PaidCallBounds {
   workers: number
   /** TOOL_QUEUE_LIMIT */
   queueLimit: number
-  /** TOOL_TIMEOUT_MS: bounds the wait for a checker thread, the input check and the run. */
+  /**
+   * TOOL_TIMEOUT_MS: bounds each wait for a checker thread, each input check (on the free lane,
+   * then, when it could not check, on the paid lane) and the run.
+   */
   timeoutMs: number
   /** PaymentRequirements.maxTimeoutSeconds: how long the signed payment stays valid. */
   maxTimeoutSeconds: number
@@ -54,22 +57,23 @@ export function worstSettleMs(
 
 /**
  * The longest a paid call can take between receiving its payment and the end of its settlement,
- * in milliseconds: the wait for a checker thread and the input check (TOOL_TIMEOUT_MS each), the
- * claims of the payment's two keys
- * (2 × 2 × REDIS_TIMEOUT_MS with Redis), verify (FACILITATOR_TIMEOUT_MS for each facilitator it
- * may try), the wait for a worker (its queue deadline, `max(1, ceil(TOOL_QUEUE_LIMIT /
+ * in milliseconds: the input check on the free lane, then, when that lane could not make it, on
+ * the paid lane (each a wait for a checker thread and the check, TOOL_TIMEOUT_MS each), the
+ * guard's read of the payment before that (2 × REDIS_TIMEOUT_MS with Redis) and the claims of its
+ * two keys (2 × 2 × REDIS_TIMEOUT_MS), verify (once, FACILITATOR_TIMEOUT_MS for each facilitator
+ * it may try), the wait for a worker (its queue deadline, `max(1, ceil(TOOL_QUEUE_LIMIT /
  * TOOL_WORKERS))` budgets), the run (TOOL_TIMEOUT_MS) and the settlement ({@link worstSettleMs}).
  * The gate does not wait for the `verified` telemetry write, and writes `settled` after the
  * settlement: neither counts.
  *
  * @example
  * worstPaidCallMs({ facilitatorTimeoutMs: 4000, settleTimeoutMs: 20000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
- * // 34000 = 2 × 2000 + 4000 + 4000 + 2000 + 20000
+ * // 38000 = 4 × 2000 + 4000 + 4000 + 2000 + 20000
  */
 export function worstPaidCallMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
   return (
-    2 * bounds.timeoutMs +
-    4 * (bounds.guardTimeoutMs ?? 0) +
+    4 * bounds.timeoutMs +
+    6 * (bounds.guardTimeoutMs ?? 0) +
     verifyAttempts(bounds) * bounds.facilitatorTimeoutMs +
     worstQueueWaitMs(bounds) +
     bounds.timeoutMs +
@@ -97,8 +101,8 @@ export function assertPaidCallBudget(bounds: PaidCallBounds): void {
       ? `verify FACILITATOR_TIMEOUT_MS (${bounds.facilitatorTimeoutMs})`
       : `verify on up to ${k} facilitators ${k} × FACILITATOR_TIMEOUT_MS (${k * bounds.facilitatorTimeoutMs})`
   throw new Error(
-    `A paid call could outlive its payment: the wait for a checker thread and the input check 2 × TOOL_TIMEOUT_MS (${2 * bounds.timeoutMs})` +
-      `${redis ? ` + the guard's claims 4 × REDIS_TIMEOUT_MS (${4 * redis})` : ''}` +
+    `A paid call could outlive its payment: the input check on the free lane then the paid lane, each a wait for a checker thread and the check, 4 × TOOL_TIMEOUT_MS (${4 * bounds.timeoutMs})` +
+      `${redis ? ` + the guard's read and claims 6 × REDIS_TIMEOUT_MS (${6 * redis})` : ''}` +
       ` + ${verify}` +
       ` + the wait for a worker max(1, ceil(TOOL_QUEUE_LIMIT ${bounds.queueLimit} / TOOL_WORKERS ${bounds.workers})) × ` +
       `TOOL_TIMEOUT_MS ${bounds.timeoutMs} (${rounds * bounds.timeoutMs}) + the run TOOL_TIMEOUT_MS (${bounds.timeoutMs})` +

@@ -12,6 +12,7 @@ import type { Offer } from './offer.js'
 import type { CallOutcome, Outcomes } from './outcome.js'
 import type { PresentedPayment } from './presented.js'
 import type { PaidCall } from './types.js'
+import type { ValidVerdict } from './verify.js'
 
 /** What the steps of the gate are built with (gate.ts assembles it once). */
 export interface GateParts {
@@ -55,6 +56,11 @@ export interface PaidContext {
   retentionMs: number
   /** Its place in the tool runner, taken before verify (nothing reserved). */
   admission: Admission
+  /**
+   * The facilitator's verdict, when a verify earned its input check the paid lane (paid-lane.ts):
+   * the verify step takes it instead of asking again, and records the `verified` event then.
+   */
+  verdict?: ValidVerdict
   outcome: CallOutcome
 }
 

@@ -6,6 +6,7 @@ import { DUPLICATE_WINDOW_MS, idempotencyKey } from './guard.js'
 import { checkInput } from './input.js'
 import { createOffers, unpaidRefusal } from './offer.js'
 import { type CallOutcome, createOutcomes } from './outcome.js'
+import { earnPaidLane, type PaidLane } from './paid-lane.js'
 import { CLOCK_SKEW_SECONDS } from './payment-shape.js'
 import { readPayment } from './presented.js'
 import { chargeBefore } from './quota.js'
@@ -30,7 +31,8 @@ export * from './types.js'
 
 /**
  * Creates the payment gate: the life of a paid call as the design tells it, one step module each
- * (offer, payment, input, claim, replay, verify, run, settle, outcome, receipt).
+ * (offer, payment, input with the paid lane, claim, replay, verify, run, settle, outcome,
+ * receipt).
  *
  * @example
  * const gate = createPaymentGate({ link, guard: createMemoryGuard(), runner, payerHash })
@@ -67,8 +69,9 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     const offer = await offerOf(state, call)
     const presented = await readPayment(payment, state, offer, Math.floor(now() / 1000))
     outcome.rail = railOf(presented.matched)
-    const checked = await checkInput(runner, call)
-    const ctx = contextOf(parts, now(), { call, state, offer, presented, checked, outcome })
+    const read = { call, state, offer, presented, outcome }
+    const { checked, lane } = await checkInput(runner, call, () => earnPaidLane(parts, read))
+    const ctx = contextOf(parts, now(), { ...read, checked }, lane)
     const held = await claimCall(parts.guard, ctx)
     const answer = held ? await answerHeld(parts, ctx, held.key, held.record) : await pay(ctx)
     return delivered(parts, ctx, answer)
@@ -121,14 +124,16 @@ function partsOf(options: PaymentGateOptions): GateParts {
 /**
  * The shared state of a call whose payment is read and input checked, with its guard keys and
  * how long its payment stays on record; admits it to the pool (a full pool refuses it before
- * anything is verified; nothing is reserved).
+ * anything is verified; nothing is reserved), unless the paid lane it earned did.
  *
  * @param nowMs - the payments' clock, in epoch milliseconds
+ * @param lane - the paid lane its payment earned, with its admission and verdict
  */
 function contextOf(
   parts: GateParts,
   nowMs: number,
   read: Pick<PaidContext, 'call' | 'state' | 'offer' | 'presented' | 'checked' | 'outcome'>,
+  lane: PaidLane | undefined,
 ): PaidContext {
   const { presented, checked } = read
   const keys = [presented.identity.key]
@@ -139,7 +144,8 @@ function contextOf(
     fp: { tool: read.call.tool.id, inputDigest: checked.digest },
     keys,
     retentionMs: Math.max(DUPLICATE_WINDOW_MS, presentable),
-    admission: parts.runner.admit(),
+    admission: lane?.admission ?? parts.runner.admit(),
+    ...(lane?.verdict ? { verdict: lane.verdict } : {}),
   }
 }
 

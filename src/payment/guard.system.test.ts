@@ -43,6 +43,19 @@ function contract(name: string, make: () => SettlementGuard) {
       })
     })
 
+    it('reads what holds a key without claiming it', async () => {
+      const guard = make()
+      const k = key()
+      expect(await guard.peek(k)).toBeUndefined()
+      expect(await guard.claim(k, pending)).toEqual({ state: 'claimed' })
+      expect(await guard.peek(k)).toEqual(pending)
+      await guard.put(k, settled)
+      expect(await guard.peek(k)).toEqual(settled)
+      await guard.release(k)
+      expect(await guard.peek(k)).toBeUndefined()
+      expect(await guard.claim(k, pending)).toEqual({ state: 'claimed' })
+    })
+
     it('frees a released key at once', async () => {
       const guard = make()
       const k = key()
@@ -115,9 +128,11 @@ describe('memory guard: the window and its bound', () => {
     await guard.put('k', settled)
     expect(await guard.countReplay('pay:p1')).toBe(1)
     t += DUPLICATE_WINDOW_MS - 1
+    expect(await guard.peek('k')).toEqual(settled)
     expect(await guard.claim('k', pending)).toEqual({ state: 'held', record: settled })
     expect(await guard.countReplay('pay:p1')).toBe(2)
     t += 1
+    expect(await guard.peek('k')).toBeUndefined()
     expect(await guard.claim('k', pending)).toEqual({ state: 'claimed' })
     expect(await guard.countReplay('pay:p1')).toBe(1)
   })
@@ -189,6 +204,7 @@ describe('Redis guard', () => {
     // Rejected while Redis is still down: a claim that waited for it would time the test out.
     await expect(guard.claim('pay:down', pending)).rejects.toBeInstanceOf(GuardUnavailableError)
     await expect(guard.countReplay('pay:down')).rejects.toBeInstanceOf(GuardUnavailableError)
+    await expect(guard.peek('pay:down')).rejects.toBeInstanceOf(GuardUnavailableError)
     await expect(guard.reclaim('pay:down', 'p', pending)).rejects.toBeInstanceOf(
       GuardUnavailableError,
     )

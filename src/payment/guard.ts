@@ -87,6 +87,13 @@ export interface SettlementGuard {
    * {@link DUPLICATE_WINDOW_MS} (the default).
    */
   put(key: string, record: GuardRecord, ttlMs?: number): Promise<void>
+  /**
+   * Reads the record held under `key`, if any, without claiming it: whether a payment is already
+   * known (pending, settled, spent, in doubt) before its call earns the paid lane.
+   *
+   * @throws {GuardUnavailableError} the shared store is unreachable
+   */
+  peek(key: string): Promise<GuardRecord | undefined>
   /** Frees a key whose payment was never sent to settle (verify failed, tool failed). */
   release(key: string): Promise<void>
   /**
@@ -163,6 +170,9 @@ export function createMemoryGuard(now: () => number = Date.now): SettlementGuard
     },
     async put(key, record, ttlMs) {
       put(key, record, ttlMs)
+    },
+    async peek(key) {
+      return held(key, now())
     },
     async release(key) {
       records.delete(key)

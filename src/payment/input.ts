@@ -5,21 +5,49 @@ import type { InputSource, ToolRunner } from '../runner/runner.js'
 import type { CheckOutcome } from '../runner/task.js'
 import { ToolError } from '../tools/types.js'
 import { type InputCheck, InvalidInputError, InvalidJsonError } from './errors.js'
+import type { PaidLane } from './paid-lane.js'
 import type { PaidCall } from './types.js'
 
 /**
- * The input check of a paid call, on the runner's paid lane, before its payment is verified.
+ * The input check of a call that presents a payment, before its payment is verified: on the
+ * runner's free lane, as any work on a request without verified money. When that lane cannot make
+ * it (full, or out of time), the payment must earn the paid lane first (`earn`: a payment held by
+ * the guard, or one that verifies), then the check runs there. A paid call's check is thus never
+ * refused because free work fills the free lane, and a payment that fails verify never reaches
+ * the paid lane's threads.
  *
- * @returns the checked input: its RFC 8785 bytes and their SHA-256
+ * @param earn - earns the paid lane ({@link earnPaidLane}); called only when the free lane fails
+ * @returns the checked input (its RFC 8785 bytes and their SHA-256), and the paid lane if earned
  * @throws {InvalidJsonError} no body, or not JSON
  * @throws {InvalidInputError} the tool's schema refused it
  * @throws {ToolError} the tool's shape check refused it (its code), or the check crashed
- * @throws {OverloadedError} or {CheckTimeoutError} from the runner
- * @example const checked = await checkInput(runner, call)
+ * @throws what `earn` throws, then {OverloadedError} or {CheckTimeoutError} from the paid lane
+ * @example const { checked, lane } = await checkInput(runner, call, () => earnPaidLane(parts, read))
  */
-export async function checkInput(runner: ToolRunner, call: PaidCall): Promise<CheckedInput> {
+export async function checkInput(
+  runner: ToolRunner,
+  call: PaidCall,
+  earn: () => Promise<PaidLane>,
+): Promise<{ checked: CheckedInput; lane?: PaidLane }> {
   const source = call.source ?? { body: new Uint8Array(0) }
-  const outcome = await runner.check(call.tool, source, 'paid')
+  try {
+    // A copy goes to the free lane: a checker takes the buffer it is given, and the paid lane
+    // may need the body after it.
+    const outcome = await runner.check(call.tool, { ...source, body: source.body.slice() }, 'free')
+    return { checked: checkedOf(outcome) }
+  } catch (error) {
+    if (!(error instanceof OverloadedError || error instanceof CheckTimeoutError)) throw error
+  }
+  const lane = await earn()
+  return { checked: checkedOf(await runner.check(call.tool, source, 'paid')), lane }
+}
+
+/**
+ * The checked input of a check's outcome, or the refusal of the call.
+ *
+ * @throws the refusals of {@link checkInput}
+ */
+function checkedOf(outcome: CheckOutcome): CheckedInput {
   switch (outcome.status) {
     case 'ok':
       return { bytes: outcome.bytes, digest: outcome.digest }

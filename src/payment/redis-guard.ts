@@ -136,6 +136,9 @@ export function createRedisGuard(options: RedisGuardOptions): SettlementGuard {
         ),
       )
     },
+    async peek(key) {
+      return guarded('get', async () => parse(await client.get(prefix + key)))
+    },
     async release(key) {
       // Only the claimant releases, and its claim (bounded by the paid-call budget, well inside
       // the window) cannot have expired and been taken over in between.

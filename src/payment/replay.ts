@@ -18,7 +18,7 @@ import { type GuardRecord, sameCall } from './guard.js'
 import { decideIntent, judgeCall, writeIntent } from './intent.js'
 import { runTool } from './run.js'
 import { doubtRecord, settleCall } from './settle.js'
-import { verifyPayment } from './verify.js'
+import { verdictOf } from './verify.js'
 import { paysByVoucher } from './voucher.js'
 import { CUMULATIVE_MISMATCH } from './voucher-shape.js'
 
@@ -51,13 +51,7 @@ export async function answerHeld(
   if (!samePayment && key === identity.key) throw new PaymentConflictError()
   if (!samePayment) {
     if (record.state === 'pending') throw inProgress()
-    const verdict = await verifyPayment(
-      parts.link,
-      ctx.state,
-      ctx.presented.payment,
-      ctx.presented.matched,
-      ctx.offer.extensions,
-    )
+    const verdict = await verdictOf(parts, ctx)
     const payer = verdict.valid && verdict.payer ? parts.payerHash(verdict.payer) : undefined
     if (!payer || payer !== record.payer) throw new PaymentIdentifierConflictError()
   }

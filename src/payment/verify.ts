@@ -5,6 +5,7 @@ import type { FacilitatorLink, LiveState } from '../facilitators/link.js'
 import { logger } from '../logger.js'
 import type { GateParts, PaidContext } from './call.js'
 import { FacilitatorUnavailableError, PaymentRequiredError } from './errors.js'
+import type { Offer } from './offer.js'
 import { releaseChannelOnFailure } from './voucher.js'
 import { CHANNEL_STATE_UNAVAILABLE } from './voucher-shape.js'
 
@@ -12,6 +13,9 @@ import { CHANNEL_STATE_UNAVAILABLE } from './voucher-shape.js'
 export type Verdict =
   | { valid: true; payer: string | undefined }
   | { valid: false; reason: string; payer: string | undefined }
+
+/** A verdict that the payment is valid, with the payer the facilitator named. */
+export type ValidVerdict = Extract<Verdict, { valid: true }>
 
 /**
  * Asks the facilitator to verify a payment (bounded by FACILITATOR_TIMEOUT_MS). A facilitator 4xx
@@ -53,8 +57,54 @@ export async function verifyPayment(
 }
 
 /**
- * The verify step of a fresh paid call: asks the facilitator, and tells the call's outcome who
- * the payer is.
+ * The facilitator's verdict on a call's payment: the one it gave when the payment earned the paid
+ * lane (`ctx.verdict`), else asked now, so that a call is verified once.
+ *
+ * @throws {FacilitatorUnavailableError} the facilitator cannot be reached or failed
+ * @example const verdict = await verdictOf(parts, ctx)
+ */
+export function verdictOf(parts: GateParts, ctx: PaidContext): Promise<Verdict> {
+  if (ctx.verdict) return Promise.resolve(ctx.verdict)
+  const { presented, offer } = ctx
+  return verifyPayment(
+    parts.link,
+    ctx.state,
+    presented.payment,
+    presented.matched,
+    offer.extensions,
+  )
+}
+
+/**
+ * The refusal of a payment that was rejected: 402 `payment_verification_failed`, with its reason
+ * (for a channel payment, its corrective state: the SDK enriches the PaymentRequired with it); a
+ * channel store that could not be read is a fault of ours, 503.
+ *
+ * @example throw await verificationFailed(offer, 'insufficient_funds')
+ */
+export async function verificationFailed(
+  offer: Offer,
+  reason: string,
+  payment?: PaymentPayload,
+): Promise<PaymentRequiredError | FacilitatorUnavailableError> {
+  if (reason === CHANNEL_STATE_UNAVAILABLE) {
+    return new FacilitatorUnavailableError(
+      "The channel's state cannot be read right now; nothing was run or charged: retry the same payment",
+    )
+  }
+  const channel = payment !== undefined && payment.accepted.scheme !== 'exact'
+  return new PaymentRequiredError(
+    'payment_verification_failed',
+    channel
+      ? `The channel payment was rejected: ${reason}`
+      : `The facilitator rejected the payment: ${reason}`,
+    await offer.refusal(reason, payment),
+  )
+}
+
+/**
+ * The verify step of a fresh paid call: its verdict ({@link verdictOf}), and tells the call's
+ * outcome who the payer is (the `verified` event).
  *
  * @returns the payer's keyed hash (for the guard records), if the facilitator named the payer
  * @throws {PaymentRequiredError} `payment_verification_failed`, with the facilitator's reason
@@ -63,27 +113,8 @@ export async function verifyPayment(
  */
 export async function verifyCall(parts: GateParts, ctx: PaidContext): Promise<string | undefined> {
   const { presented, offer } = ctx
-  const verdict = await verifyPayment(
-    parts.link,
-    ctx.state,
-    presented.payment,
-    presented.matched,
-    offer.extensions,
-  )
-  if (!verdict.valid) {
-    if (verdict.reason === CHANNEL_STATE_UNAVAILABLE) {
-      throw new FacilitatorUnavailableError(
-        "The channel's state cannot be read right now; nothing was run or charged: retry the same payment",
-      )
-    }
-    throw new PaymentRequiredError(
-      'payment_verification_failed',
-      presented.payment.accepted.scheme === 'exact'
-        ? `The facilitator rejected the payment: ${verdict.reason}`
-        : `The channel payment was rejected: ${verdict.reason}`,
-      await offer.refusal(verdict.reason, presented.payment),
-    )
-  }
+  const verdict = await verdictOf(parts, ctx)
+  if (!verdict.valid) throw await verificationFailed(offer, verdict.reason, presented.payment)
   releaseChannelOnFailure(ctx)
   parts.outcomes.verified(ctx.outcome, verdict.payer)
   return verdict.payer ? parts.payerHash(verdict.payer) : undefined

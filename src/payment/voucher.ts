@@ -77,7 +77,9 @@ export function voucherOf(ctx: PaidContext): { voucher?: { channel: string; cumu
  * SDK reserved the channel for this call at verify (its `pendingRequest`), and without this the
  * payer's next voucher would be refused `channel_busy` until the reservation expires.
  */
-export function releaseChannelOnFailure(ctx: PaidContext): void {
+export function releaseChannelOnFailure(
+  ctx: Pick<PaidContext, 'presented' | 'offer' | 'state' | 'outcome'>,
+): void {
   const { presented, offer, state, outcome } = ctx
   if (presented.payment.accepted.scheme !== BATCH_SETTLEMENT) return
   outcome.cancel = async () => {

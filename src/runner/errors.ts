@@ -45,8 +45,8 @@ export class OverloadedError extends Error {
 /**
  * Checking a call's input (parse, schema, shape, RFC 8785 form) ran past its time budget
  * (TOOL_TIMEOUT_MS): the checker thread was stopped and replaced. HTTP 400, code
- * `input_check_timeout`; the payment was not verified and nothing was charged. Not `tool_timeout`:
- * the tool never ran.
+ * `input_check_timeout`; nothing was charged (the payment was verified first only when the free
+ * lane could not check it). Not `tool_timeout`: the tool never ran.
  */
 export class CheckTimeoutError extends Error {
   override readonly name = 'CheckTimeoutError'
@@ -54,7 +54,7 @@ export class CheckTimeoutError extends Error {
   /** @param budgetMs - the budget that ran out, in milliseconds */
   constructor(readonly budgetMs: number) {
     super(
-      `The input could not be checked within its ${budgetMs} ms budget; nothing was verified or charged. Send a smaller or simpler input`,
+      `The input could not be checked within its ${budgetMs} ms budget; nothing was charged. Send a smaller or simpler input`,
     )
   }
 }

@@ -38,6 +38,8 @@ export interface CheckLane {
   warm(): Promise<void>
   /** Tasks running or waiting. */
   size(): number
+  /** Tasks it has started on a thread since it was created. */
+  started(): number
   close(): Promise<void>
 }
 
@@ -67,6 +69,7 @@ export function createCheckLane(options: CheckLaneOptions): CheckLane {
   const { threads, budgetMs } = options
   const waiting: Pending[] = []
   let running = 0
+  let ran = 0
   let closed = false
   let pool: Piscina<WorkerTask, unknown> | undefined
   /** Whether every thread has loaded the worker module; tasks wait, untimed, until then. */
@@ -134,6 +137,7 @@ export function createCheckLane(options: CheckLaneOptions): CheckLane {
     while (running < threads && waiting.length > 0 && !closed) {
       const pending = waiting.shift() as Pending
       running++
+      ran++
       clearTimeout(pending.timer)
       const controller = new AbortController()
       pending.controller = controller
@@ -186,6 +190,7 @@ export function createCheckLane(options: CheckLaneOptions): CheckLane {
     },
     warm: () => (ready ? Promise.resolve() : warmUp()),
     size: () => running + waiting.length,
+    started: () => ran,
     async close() {
       closed = true
       for (const pending of waiting.splice(0)) {

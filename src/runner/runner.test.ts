@@ -20,6 +20,8 @@ import {
 
 const fixtureCatalog = new URL('../../test/fixtures/runner-tools.ts', import.meta.url)
 const fixture = (id: string) => ({ id }) as ToolDefinition
+/** The lanes of a runner that has checked nothing. */
+const IDLE_LANES = { paid: { checking: 0, started: 0 }, free: { checking: 0, started: 0 } }
 const tool = (id: string) => catalog.find((t) => t.id === id) as ToolDefinition
 
 let fixtures: ToolRunner
@@ -75,7 +77,13 @@ describe('the tool runner', () => {
     const hash = tool('hash')
     const input = hash.input.parse({ input: 'abc' })
     expect(await run(tools, hash, input)).toEqual(hash.run(input, { nowSeconds: () => 0 }))
-    expect(tools.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 3 })
+    expect(tools.status()).toEqual({
+      running: 0,
+      queued: 0,
+      checking: 0,
+      lanes: IDLE_LANES,
+      capacity: 3,
+    })
   })
 
   it('passes the clock read on the main thread into the worker', async () => {
@@ -138,7 +146,13 @@ describe('the tool runner', () => {
     })
     expect(performance.now() - started).toBeGreaterThanOrEqual(1990)
     expect(await runOnceServed(fixtures, fixture('echo'), { n: 2 })).toEqual({ input: { n: 2 } })
-    expect(fixtures.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
+    expect(fixtures.status()).toEqual({
+      running: 0,
+      queued: 0,
+      checking: 0,
+      lanes: IDLE_LANES,
+      capacity: 2,
+    })
   })
 
   it('admits a call only while fewer than workers + queue limit calls run or wait past the grace', async () => {
@@ -163,7 +177,13 @@ describe('the tool runner', () => {
         .admit()
         .run(fixture('echo'), checkedInput({ n: 3 }), 0)
         .then((r) => r.value())
-      expect(runner.status()).toEqual({ running: 1, queued: 1, checking: 0, capacity: 2 })
+      expect(runner.status()).toEqual({
+        running: 1,
+        queued: 1,
+        checking: 0,
+        lanes: IDLE_LANES,
+        capacity: 2,
+      })
       // The queued call has waited 25 ms: the queue is draining, a new call is let in.
       clock += 25
       expect(() => runner.admit()).not.toThrow()
@@ -184,7 +204,13 @@ describe('the tool runner', () => {
       })
       expect(await sleeping).toEqual({ slept: 300 })
       expect(await queued).toEqual({ input: { n: 3 } })
-      expect(runner.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
+      expect(runner.status()).toEqual({
+        running: 0,
+        queued: 0,
+        checking: 0,
+        lanes: IDLE_LANES,
+        capacity: 2,
+      })
     } finally {
       await runner.close()
     }
@@ -216,7 +242,13 @@ describe('the tool runner', () => {
       const third = results[2] as PromiseRejectedResult
       expect(third.reason).toBeInstanceOf(OverloadedError)
       expect(third.reason).toMatchObject({ code: 'overloaded', stage: 'queue' })
-      expect(runner.status()).toEqual({ running: 0, queued: 0, checking: 0, capacity: 2 })
+      expect(runner.status()).toEqual({
+        running: 0,
+        queued: 0,
+        checking: 0,
+        lanes: IDLE_LANES,
+        capacity: 2,
+      })
     } finally {
       await runner.close()
     }
@@ -487,6 +519,14 @@ describe('the checker lanes', () => {
       expect(await runner.check(fixture('echo'), body(1), 'paid')).toMatchObject({ status: 'ok' })
       expect(freeDone).toBe(0)
       expect(runner.status().checking).toBe(1 + FREE_CHECK_QUEUE)
+      // A check names no lane: the free one. Each lane counts what it started.
+      expect(await rejection(runner.check(fixture('slowcheck'), body(0)))).toEqual(
+        new OverloadedError(20, 'admission'),
+      )
+      expect(runner.status().lanes).toEqual({
+        paid: { checking: 0, started: 1 },
+        free: { checking: 1 + FREE_CHECK_QUEUE, started: 1 },
+      })
       await runner.close()
       await Promise.all(free)
     } finally {

@@ -91,8 +91,20 @@ export interface InputSource {
   field?: string
 }
 
-/** The checker lanes: work on a request that presents a payment, and free work. */
+/**
+ * The checker lanes: `paid`, for calls whose payment verified (or is already held as a payment
+ * sent to settlement), and `free`, for everything else: the free check of a 402, free endpoints,
+ * and the check of a call whose payment is not verified yet.
+ */
 export type Lane = 'paid' | 'free'
+
+/** What one checker lane is doing. */
+export interface LaneStatus {
+  /** Its checks and reads in progress or waiting for a thread. */
+  checking: number
+  /** The tasks it has started on its threads since the runner was created. */
+  started: number
+}
 
 /** What the runner is doing right now. */
 export interface RunnerStatus {
@@ -100,6 +112,8 @@ export interface RunnerStatus {
   queued: number
   /** Input checks in progress or waiting for a checker thread, both lanes. */
   checking: number
+  /** Each lane apart. */
+  lanes: Record<Lane, LaneStatus>
   /** Most calls running or queued at once for a new call to be admitted: workers + queue limit. */
   capacity: number
 }
@@ -114,11 +128,10 @@ export interface ToolRunner {
    * Parses and checks a call's input: JSON, the tool's schema, its shape check and the RFC 8785
    * form with its SHA-256 (`checkBody` in check.ts). A body of at most
    * {@link INLINE_CHECK_BYTES} is checked on the calling thread; a larger one on a checker thread
-   * of its lane, never on the thread that serves requests. The `paid` lane (calls that present a
-   * payment) and the `free` lane (the free check of a 402, and free endpoints) have threads and
-   * queues of their own, so that free work never takes paid capacity; the free lane's threads
-   * also run at a lower priority. A check waits at most the tool budget for a thread, then has
-   * the tool budget to run.
+   * of its lane (see {@link Lane}; `free` unless the caller asks for `paid`), never on the thread
+   * that serves requests. The lanes have threads and queues of their own, so that free work never
+   * takes paid capacity; the free lane's threads also run at a lower priority. A check waits at
+   * most the tool budget for a thread, then has the tool budget to run.
    *
    * @throws {OverloadedError} when the lane's queue is full, or the check got no thread within
    *   the budget
@@ -377,7 +390,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   async function check(
     tool: ToolDefinition,
     source: InputSource,
-    lane: Lane = 'paid',
+    lane: Lane = 'free',
   ): Promise<CheckOutcome> {
     const task: CheckTask = {
       kind: 'check',
@@ -559,6 +572,10 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
       running,
       queued: waiting.length,
       checking: lanes.paid.size() + lanes.free.size(),
+      lanes: {
+        paid: { checking: lanes.paid.size(), started: lanes.paid.started() },
+        free: { checking: lanes.free.size(), started: lanes.free.started() },
+      },
       capacity,
     }),
     async close() {

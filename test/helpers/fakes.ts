@@ -16,7 +16,7 @@ import { checkBody, readCheckReply, readFields } from '../../src/runner/check.js
 import { OverloadedError } from '../../src/runner/errors.js'
 import { JsonResult } from '../../src/runner/json-result.js'
 import { readMessages } from '../../src/runner/messages.js'
-import type { Admission, InputSource, ToolRunner } from '../../src/runner/runner.js'
+import type { Admission, InputSource, Lane, ToolRunner } from '../../src/runner/runner.js'
 import type { QuestionOf, SettlementJudge } from '../../src/settlement/types.js'
 import type { SettlementLedger } from '../../src/telemetry/ledger.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from '../../src/tools/types.js'
@@ -62,22 +62,42 @@ export const echoTool: ToolDefinition<{ text: string }, { upper: string }> = {
  * thread (the same `checkBody` the checker threads run), so that fake tools outside the catalogue
  * (the worker only knows the catalogue) can be paid for. Like the real one, it admits a call only
  * while fewer than `capacity` calls are running (a test may change `capacity` between calls);
- * `run` replaces how a call runs (e.g. to reject with ToolTimeoutError). End-to-end tests use the
- * real worker pool.
+ * `run` replaces how a call runs (e.g. to reject with ToolTimeoutError). `lanes` lists the lane
+ * of every check and JSON-RPC read, in order (the real default lane is `free`); `refuse` (which a
+ * test may set between calls) makes a lane fail them, as a full or slow lane does. End-to-end
+ * tests use the real worker pool.
  */
 export function inlineRunner(
   options: {
     capacity?: number
     run?: (tool: ToolDefinition, input: unknown, nowSeconds: number) => Promise<unknown>
   } = {},
-): ToolRunner & { runs: number; checks: number; capacity: number } {
+): ToolRunner & {
+  runs: number
+  checks: number
+  capacity: number
+  lanes: Lane[]
+  refuse: (lane: Lane) => Error | undefined
+} {
   let running = 0
+  const onLane = (lane: Lane) => {
+    runner.lanes.push(lane)
+    const refusal = runner.refuse(lane)
+    if (refusal) throw refusal
+  }
+  const laneStatus = (lane: Lane) => ({
+    checking: 0,
+    started: runner.lanes.filter((l) => l === lane).length,
+  })
   const runner = {
     runs: 0,
     checks: 0,
     capacity: options.capacity ?? 100,
-    async check(tool: ToolDefinition, source: InputSource) {
+    lanes: [] as Lane[],
+    refuse: (_lane: Lane): Error | undefined => undefined,
+    async check(tool: ToolDefinition, source: InputSource, lane: Lane = 'free') {
       runner.checks++
+      onLane(lane)
       return readCheckReply(
         checkBody(new Map([[tool.id, tool]]), {
           kind: 'check',
@@ -91,7 +111,8 @@ export function inlineRunner(
     async fields(body: Uint8Array, names: string[]) {
       return readFields({ kind: 'fields', body, names })
     },
-    async messages(body: Uint8Array) {
+    async messages(body: Uint8Array, lane: Lane) {
+      onLane(lane)
       return readMessages(body)
     },
     admit(): Admission {
@@ -114,7 +135,13 @@ export function inlineRunner(
       }
     },
     warm: async () => {},
-    status: () => ({ running, queued: 0, checking: 0, capacity: runner.capacity }),
+    status: () => ({
+      running,
+      queued: 0,
+      checking: 0,
+      lanes: { paid: laneStatus('paid'), free: laneStatus('free') },
+      capacity: runner.capacity,
+    }),
     close: async () => {},
     options: {
       workers: 1,
