@@ -226,7 +226,8 @@ export function createMcpHandler(
         },
       })
     }
-    // The request's points go back with a settled payment when its one message is the paid call.
+    // The request's points go back when its one message is a paid call whose payment verifies (and
+    // stay given only if it settles: src/payment/outcome.ts).
     const call: McpRequest = { bytes, quota, prepaid: messages.length === 1 ? prepaid : 0 }
     const server = () => newServer(call)
     // 2025-era traffic (no per-request `_meta` envelope: initialize, then each request; batches):
