@@ -1701,7 +1701,13 @@ describe('round three: lanes', () => {
   let lanes: RunningService
   let honestMcp: Client
   beforeAll(async () => {
-    lanes = await startService(stack, { TOOL_WORKERS: '1' }, { env: clock })
+    // Every client of this file is 127.0.0.1: its 48 flooding loops stand for 48 addresses, so no
+    // cap on one address's connections (the connections block tries that).
+    lanes = await startService(
+      stack,
+      { TOOL_WORKERS: '1', MAX_CONNECTIONS_PER_CLIENT: '0' },
+      { env: clock },
+    )
     honestMcp = new Client({ name: 'lanes-e2e', version: '1.0.0' })
     await honestMcp.connect(new StreamableHTTPClientTransport(new URL(`${lanes.baseUrl}/mcp`)))
   }, 120_000)

@@ -344,9 +344,10 @@ describe.skipIf(unavailable)('the container image (podman)', () => {
     })
   })
 
-  it('keeps the SQLite store, the generated salt and receipt key in the /app/data volume, as user node', async () => {
+  it('keeps the SQLite store, the generated salt, receipt key and dev channel key in the /app/data volume, as user node', async () => {
     const files = await podmanOk(['exec', NAME, 'sh', '-c', 'stat -c "%n %U" /app/data/*'])
     expect(files.trim().split('\n').sort()).toEqual([
+      '/app/data/batch-settlement-authorizer-key node',
       '/app/data/receipt-signing-key node',
       '/app/data/telemetry-salt node',
       '/app/data/telemetry.sqlite node',

@@ -117,7 +117,9 @@ describe('npm run dev without litesvm', () => {
     expect(lines[1]).toMatch(
       /^Payload Tools dev stack up in \d+ ms \(X402_NETWORK=mainnet: Base only; Solana is off, see the first line\)$/,
     )
-    expect(lines).toContain('Demo payer pays for every tool on Base:')
+    expect(lines).toContain(
+      'Demo payer pays for every tool on Base from a prepaid channel (batch-settlement: one deposit, then vouchers):',
+    )
     expect(lines.filter((l) => /Solana/.test(l) && l !== first && l !== lines[1])).toEqual([])
   })
 
@@ -138,7 +140,11 @@ describe('npm run dev without litesvm', () => {
     const unpaid = await fetch(`${base}/hash`, init)
     expect(unpaid.status).toBe(402)
     const required = decodePaymentRequiredHeader(unpaid.headers.get('PAYMENT-REQUIRED') ?? '')
-    expect(required.accepts.map((a) => a.network)).toEqual(['eip155:8453'])
+    // Base alone: `exact`, and the prepaid channels beside it.
+    expect(required.accepts.map((a) => [a.scheme, a.network])).toEqual([
+      ['exact', 'eip155:8453'],
+      ['batch-settlement', 'eip155:8453'],
+    ])
     const [offer] = required.accepts
     if (!offer) throw new Error('no offer')
 
@@ -155,12 +161,12 @@ describe('npm run dev without litesvm', () => {
     expect(await usdcBalance(rpcUrl, payTo)).toBe(before + BigInt(offer.amount))
   })
 
-  it('runs the facilitator with the EVM scheme alone', async () => {
+  it('runs the facilitator with the EVM schemes alone', async () => {
     const facilitator = /^ {2}facilitator +(http:\/\/\S+) /.exec(
       lines.find((l) => l.startsWith('  facilitator ')) ?? '',
     )?.[1]
     expect(lines).toContain(
-      `  facilitator  ${facilitator}  (official @x402/core facilitator, exact EVM)`,
+      `  facilitator  ${facilitator}  (official @x402/core facilitator, exact EVM, batch-settlement EVM)`,
     )
     const supported = (await (await fetch(`${facilitator}/supported`)).json()) as {
       kinds: { network: string }[]

@@ -71,6 +71,9 @@ export interface ChannelsOptions {
   leasePollMs?: number
 }
 
+/** How often a failed escrow check is made again, in milliseconds. */
+export const RECHECK_MS = 15_000
+
 /** File under the data directory that keeps the generated dev receiver-authorizer key. */
 export const AUTHORIZER_KEY_FILE = 'batch-settlement-authorizer-key'
 
@@ -119,6 +122,29 @@ export function createChannels(options: ChannelsOptions): Channels {
     ...(options.observer ? { observer: options.observer } : {}),
     ...(options.surveyMs ? { surveyMs: options.surveyMs } : {}),
   })
+  let recheck: NodeJS.Timeout | undefined
+  let stopped = false
+  /**
+   * The escrow check, and again every {@link RECHECK_MS} until it passes: an RPC that did not
+   * answer at start (or an escrow deployed later) must not keep the scheme off for good.
+   */
+  async function runCheck(): Promise<void> {
+    if (!reader || stopped) return
+    const before = check
+    check = await reader.check()
+    if (check.ok) {
+      logger.info(
+        { network: rail.network, min_deposit: config.minDeposit },
+        'batch-settlement offered beside exact',
+      )
+      return
+    }
+    if (before.ok || !('reason' in before) || before.reason !== check.reason) {
+      logger.warn({ reason: check.reason }, 'batch-settlement not offered; checking again')
+    }
+    recheck = setTimeout(() => void runCheck(), RECHECK_MS)
+    recheck.unref()
+  }
   return {
     scheme,
     offer: {
@@ -129,19 +155,21 @@ export function createChannels(options: ChannelsOptions): Channels {
     },
     manager,
     async start() {
-      if (reader) check = await reader.check()
-      if (check.ok) {
-        logger.info(
-          { network: rail.network, min_deposit: config.minDeposit },
-          'batch-settlement offered beside exact',
+      if (!reader) {
+        logger.warn(
+          { reason: 'EVM_RPC_URL is not set: the escrow cannot be checked' },
+          'batch-settlement not offered',
         )
-      } else {
-        logger.warn({ reason: check.reason }, 'batch-settlement not offered')
       }
+      await runCheck()
       // Channels opened before a restart are claimed and refunded whatever the check says now.
       manager.start()
     },
-    stop: (stopOptions) => manager.stop(stopOptions),
+    async stop(stopOptions) {
+      stopped = true
+      clearTimeout(recheck)
+      await manager.stop(stopOptions)
+    },
     status: () => ({
       offered: check.ok,
       ...(check.ok ? {} : { reason: check.reason }),
@@ -176,7 +204,8 @@ function devAuthorizerKey(dataDir: string): `0x${string}` {
     )
   }
   logger.warn(
-    'BATCH_SETTLEMENT_RECEIVER_AUTHORIZER_KEY is not set: channels use a generated dev key in ./data; production must set it and share it across instances',
+    { file: path },
+    'BATCH_SETTLEMENT_RECEIVER_AUTHORIZER_KEY is not set: channels use a generated dev key (file); production must set it and share it across instances',
   )
   return stored as `0x${string}`
 }

@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util'
 import { getBase58Decoder } from '@solana/kit'
 import { decodePaymentResponseHeader } from '@x402/core/http'
 import type { SettleResponse } from '@x402/core/types'
+import { generatePrivateKey } from 'viem/accounts'
 import { loadConfig } from '../config.js'
 import { connectionCaps, listen } from '../http/node-server.js'
 import { logger } from '../logger.js'
@@ -70,6 +71,8 @@ async function main(): Promise<void> {
     ...(stack.solana ? { SOLANA_RPC_URL: stack.solana.rpcUrl } : {}),
   }
   const config = loadConfig({
+    // The channels are new with the chain each run: a receiver-authorizer key of this run's own.
+    BATCH_SETTLEMENT_RECEIVER_AUTHORIZER_KEY: generatePrivateKey(),
     ...(solanaOff ? shellEnv : process.env),
     ...stack.serviceEnv,
     ...judgeEnv,

@@ -146,9 +146,12 @@ describe('EVM devnet', () => {
 })
 
 describe('facilitator over HTTP with the official x402 client', () => {
-  it('GET /supported lists exact on eip155:8453 and the signer', async () => {
+  it('GET /supported lists exact and batch-settlement on eip155:8453 and the signer', async () => {
     expect(await facilitatorClient.getSupported()).toEqual({
-      kinds: [{ x402Version: 2, scheme: 'exact', network: 'eip155:8453' }],
+      kinds: [
+        { x402Version: 2, scheme: 'exact', network: 'eip155:8453' },
+        { x402Version: 2, scheme: 'batch-settlement', network: 'eip155:8453' },
+      ],
       extensions: [],
       signers: { 'eip155:*': [devnet.facilitatorAddress] },
     })
