@@ -21,7 +21,10 @@
  *
  * `npx tsx bench/peer.ts [--rounds N] [--seconds S] [--profile DIR]` runs this section alone;
  * `--profile DIR` writes V8 CPU profiles of both servers into DIR/ours and DIR/peer (`node
- * --cpu-prof`), `--only paid|unpaid` loads one path only.
+ * --cpu-prof`), `--only paid|unpaid` loads one path only, `--ledger-off` adds a third server: ours
+ * without the settlement ledger, measured in the same rounds (what the ledger costs).
+ *
+ * Ours runs with `npm start`'s node flags ({@link START_FLAGS}); the peer with node's defaults.
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
@@ -61,6 +64,8 @@ import { listen } from './http.js'
 import { median, roundRatios, table } from './measure.js'
 
 const CONNECTIONS = 10
+/** The node flags of `npm start` (package.json), which ours runs with. */
+export const START_FLAGS = ['--v8-pool-size=1']
 const BODY = JSON.stringify({ input: 'abc' })
 const SOLANA: Network = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
 const FEE_PAYER = 'EwWqGE4ZFKLofuestmU4LDdK7XM1N4ALgdZccwYugwGd'
@@ -253,8 +258,11 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-/** Child: the service as deployed (see the module comment), on the scripted facilitator. */
-async function oursChild(facilitatorUrl: string): Promise<void> {
+/**
+ * Child: the service as deployed (see the module comment), on the scripted facilitator; without
+ * the settlement ledger when `ledger` is false (telemetry still on).
+ */
+async function oursChild(facilitatorUrl: string, ledger: boolean): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-peer-'))
   const { privateKey } = generateKeyPairSync('ed25519')
   const salt = 'bench-peer-salt-000000'
@@ -275,7 +283,8 @@ async function oursChild(facilitatorUrl: string): Promise<void> {
   })
   logger.level = config.logLevel
   const telemetry = await createTelemetry({ dataDir, salt })
-  const service = createService(config, { telemetry })
+  const { ledger: _, ...withoutLedger } = telemetry
+  const service = createService(config, { telemetry: ledger ? telemetry : withoutLedger })
   await service.runner.warm()
   const target = await listen(service.app.fetch, port)
   await service.link.ready()
@@ -410,9 +419,12 @@ async function createSigner(required: PaymentRequired, rpcUrl: string): Promise<
   }
 }
 
+/** The servers measured: ours, ours without the settlement ledger, the peer. */
+type Server = 'ours' | 'ours-no-ledger' | 'peer'
+
 /** One loaded endpoint of one server. */
 interface Endpoint {
-  server: 'ours' | 'peer'
+  server: Server
   child: Child
   /** 402: unpaid; 200: paid, with a fresh payment per request. */
   status: 200 | 402
@@ -530,6 +542,8 @@ export interface PeerBenchOptions {
   profileDir?: string
   /** Load only the paid or only the unpaid endpoints (for a profile of one path). */
   only?: 'paid' | 'unpaid'
+  /** Also measure ours without the settlement ledger, in the same rounds. */
+  ledgerOff?: boolean
 }
 
 const fmtMicros = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(2)} ms` : `${v.toFixed(0)} µs`)
@@ -543,16 +557,30 @@ const ratio = (v: number) => v.toFixed(2)
  */
 export async function benchPeer(options: PeerBenchOptions): Promise<string> {
   const facilitator = await startChild('--facilitator', [], process.execArgv)
-  const argvOf = (server: 'ours' | 'peer') =>
-    options.profileDir
-      ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, server)}`]
-      : process.execArgv
+  const argvOf = (server: Server) => [
+    ...process.execArgv,
+    ...(server === 'peer' ? [] : START_FLAGS),
+    ...(options.profileDir
+      ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, server)}`]
+      : []),
+  ]
   const children: Child[] = [facilitator]
   try {
-    const ours = await startChild('--ours', [facilitator.url], argvOf('ours'))
+    const ours = await startChild('--ours', [facilitator.url, 'ledger'], argvOf('ours'))
     children.push(ours)
+    const servers: Partial<Record<Server, Child>> = { ours }
+    if (options.ledgerOff) {
+      const off = await startChild(
+        '--ours',
+        [facilitator.url, 'no-ledger'],
+        argvOf('ours-no-ledger'),
+      )
+      children.push(off)
+      servers['ours-no-ledger'] = off
+    }
     const peer = await startChild('--peer', [facilitator.url], argvOf('peer'))
     children.push(peer)
+    servers.peer = peer
     const rpcUrl = `${facilitator.url}/rpc`
     const requiredOf = async (child: Child) => {
       const res = await fetch(`${child.url}/hash`, {
@@ -563,9 +591,8 @@ export async function benchPeer(options: PeerBenchOptions): Promise<string> {
       await res.arrayBuffer()
       return decodePaymentRequiredHeader(res.headers.get('payment-required') ?? '')
     }
-    const servers = { ours, peer }
     const endpoints: Endpoint[] = []
-    for (const [name, child] of Object.entries(servers) as ['ours' | 'peer', Child][]) {
+    for (const [name, child] of Object.entries(servers) as [Server, Child][]) {
       const signer = await createSigner(await requiredOf(child), rpcUrl)
       // One paid call first: the payments must be accepted (matching requirements, echoes).
       const [payment] = await signer.sign(1)
@@ -593,10 +620,10 @@ export async function benchPeer(options: PeerBenchOptions): Promise<string> {
     }
     const samples = new Map<Endpoint, Sample[]>(endpoints.map((e) => [e, []]))
     for (let round = 0; round < options.rounds; round++) {
-      // Ours first in even rounds, the peer first in odd ones.
-      const half = endpoints.length / 2
-      const order =
-        round % 2 === 0 ? endpoints : [...endpoints.slice(half), ...endpoints.slice(0, half)]
+      // Each server first in turn: ours in round 0, the next in round 1, and so on.
+      const count = Object.keys(servers).length
+      const shift = (endpoints.length / count) * (round % count)
+      const order = [...endpoints.slice(shift), ...endpoints.slice(0, shift)]
       for (const endpoint of order) {
         const s = await sample(endpoint, options.seconds, lastRps.get(endpoint) ?? 0)
         lastRps.set(endpoint, s.rps)
@@ -616,7 +643,7 @@ function report(
   samples: Map<Endpoint, Sample[]>,
   settled: Record<string, number>,
 ): string {
-  const find = (server: 'ours' | 'peer', status: 200 | 402) =>
+  const find = (server: Server, status: 200 | 402) =>
     samples.get(endpoints.find((e) => e.server === server && e.status === status) as Endpoint) ?? []
   const rows: (string | number)[][] = []
   const ratios = new Map<string, number>()
@@ -653,7 +680,7 @@ function report(
   const paidRps = ratios.get('paid 200, req/s') ?? 0
   const paidCpu = ratios.get('paid 200, server CPU per request') ?? 0
   const unpaidRps = ratios.get('unpaid 402, req/s') ?? 0
-  const others = (server: 'ours' | 'peer', status: 200 | 402) => {
+  const others = (server: Server, status: 200 | 402) => {
     const all = new Map<string, number>()
     let requests = 0
     for (const s of find(server, status)) {
@@ -663,13 +690,13 @@ function report(
     const list = [...all].map(([k, n]) => `${n} × ${k}`).join(', ')
     return `${list || 'none'} of ${requests.toLocaleString('en-US')}`
   }
-  const paymentCount = (server: 'ours' | 'peer') => {
+  const paymentCount = (server: Server) => {
     const list = find(server, 200)
     const signed = list.reduce((n, s) => n + s.signed, 0)
     const taken = list.reduce((n, s) => n + s.taken, 0)
     return `${signed.toLocaleString('en-US')} signed, ${taken.toLocaleString('en-US')} sent`
   }
-  const settledBy = (server: 'ours' | 'peer') => {
+  const settledBy = (server: Server) => {
     const url = endpoints.find((e) => e.server === server)?.child.url ?? ''
     return (settled[new URL(url).origin] ?? 0).toLocaleString('en-US')
   }
@@ -695,6 +722,49 @@ function report(
     `Payments: ours ${paymentCount('ours')}, peer ${paymentCount('peer')} (signed before each ` +
       'round; a built request that the round did not send is never answered). Settled at the ' +
       `facilitator, warm-up included: ours ${settledBy('ours')}, peer ${settledBy('peer')}.`,
+    ...(options.ledgerOff ? ['', ledgerOffTable(find, others)] : []),
+  ].join('\n')
+}
+
+/**
+ * The same three ratios for ours with and without the settlement ledger, against the peer of the
+ * same rounds, and ours with the ledger against ours without it.
+ */
+function ledgerOffTable(
+  find: (server: Server, status: 200 | 402) => Sample[],
+  others: (server: Server, status: 200 | 402) => string,
+): string {
+  const rows: string[][] = []
+  const line = (label: string, status: 200 | 402, of: (s: Sample) => number) => {
+    const [on, off, peer] = (['ours', 'ours-no-ledger', 'peer'] as const).map((server) =>
+      find(server, status).map(of),
+    ) as [number[], number[], number[]]
+    if (on.length === 0) return
+    rows.push([
+      label,
+      roundRatios(on, peer).cell,
+      roundRatios(off, peer).cell,
+      roundRatios(on, off).cell,
+    ])
+  }
+  line('paid 200, req/s', 200, (s) => s.rps)
+  line('paid 200, server CPU per request', 200, (s) => s.cpuPerRequestMicros)
+  line('unpaid 402, req/s', 402, (s) => s.rps)
+  return [
+    "The settlement ledger's cost: ours with it (as deployed) and without it, in the same rounds.",
+    '',
+    table(
+      [
+        'ratio (median of the rounds, and their range)',
+        'ledger on / peer',
+        'ledger off / peer',
+        'on / off',
+      ],
+      rows,
+    ),
+    '',
+    `Answers other than expected without the ledger: paid ${others('ours-no-ledger', 200)}; ` +
+      `unpaid ${others('ours-no-ledger', 402)}.`,
   ].join('\n')
 }
 
@@ -706,7 +776,8 @@ const arg = (flag: string): string | undefined => {
 if (process.argv.includes('--facilitator')) {
   await facilitatorChild()
 } else if (process.argv.includes('--ours')) {
-  await oursChild(process.argv[process.argv.indexOf('--ours') + 1] as string)
+  const at = process.argv.indexOf('--ours')
+  await oursChild(process.argv[at + 1] as string, process.argv[at + 2] !== 'no-ledger')
 } else if (process.argv.includes('--peer')) {
   await peerChild(process.argv[process.argv.indexOf('--peer') + 1] as string)
 } else if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -719,6 +790,7 @@ if (process.argv.includes('--facilitator')) {
       warmUpSeconds: Number(arg('--warm-up') ?? 2),
       ...(profileDir ? { profileDir } : {}),
       ...(only === 'paid' || only === 'unpaid' ? { only } : {}),
+      ...(process.argv.includes('--ledger-off') ? { ledgerOff: true } : {}),
     })}\n`,
   )
   process.exit(0)

@@ -50,12 +50,14 @@ const sections: Section[] = [
       ),
   },
   {
-    title: 'Paid calls against the peer, the official @x402/hono middleware (issue 18)',
+    title:
+      'Paid calls against the peer, the official @x402/hono middleware, with and without the settlement ledger (issues 18, 39)',
     run: (mode) =>
       benchPeer({
         rounds: pick(mode, { full: 5, quick: 2, smoke: 1 }),
         seconds: pick(mode, { full: 3, quick: 2, smoke: 1 }),
         warmUpSeconds: pick(mode, { full: 2, quick: 1, smoke: 0 }),
+        ledgerOff: true,
       }),
   },
   {

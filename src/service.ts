@@ -21,7 +21,7 @@ import {
   metricsEndpoint,
   timedFacilitator,
 } from './metrics/index.js'
-import { assertPaidCallBudget, worstSettleMs } from './payment/budget.js'
+import { assertPaidCallBudget, worstIntentHoldMs, worstSettleMs } from './payment/budget.js'
 import {
   createPaymentGate,
   type PaymentGate,
@@ -96,9 +96,8 @@ export interface ServiceOverrides {
 }
 
 /**
- * How much longer than its settle (`worstSettleMs`) a call holds its ledger intent from the
- * resolver, in milliseconds: the intent's and the outcome's writes (a store write timeout each)
- * and the event's.
+ * How much longer than its worst (`worstIntentHoldMs`: verify, run and settle) a call holds its
+ * ledger intent from the resolver, in milliseconds: the outcome's write with the event's.
  */
 export const LEDGER_HOLD_MARGIN_MS = 10_000
 
@@ -183,8 +182,9 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const { telemetry, observer: extra } = overrides
   const observer: PaymentObserver = async (event) => {
     if (metrics) countPayment(metrics, event)
-    await telemetry?.record(event)
+    const decided = await telemetry?.record(event)
     await extra?.(event)
+    return decided
   }
   const runner =
     overrides.runner ??
@@ -307,7 +307,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     ...(metrics ? { onNote: (note: PaymentNote) => countNote(metrics, note) } : {}),
     receipts,
     ...(overrides.env ? { env: overrides.env } : {}),
-    ...(ledger ? { ledger, ledgerHoldMs: worstSettleMs(bounds) + LEDGER_HOLD_MARGIN_MS } : {}),
+    ...(ledger ? { ledger, ledgerHoldMs: worstIntentHoldMs(bounds) + LEDGER_HOLD_MARGIN_MS } : {}),
     judge,
     // The EVM question carries the payer's keyed hash: the judge counts only its logs.
     questionOf:

@@ -56,6 +56,23 @@ export function worstSettleMs(
 }
 
 /**
+ * The longest a call holds its settlement ledger intent, in milliseconds: it is written as verify
+ * starts (src/payment/gate.ts), so verify (each facilitator it may try), the wait for a worker,
+ * the run and the settlement ({@link worstSettleMs}).
+ *
+ * @example worstIntentHoldMs({ facilitatorTimeoutMs: 4000, settleTimeoutMs: 20000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
+ * // 28000 = 4000 + 2000 + 2000 + 20000
+ */
+export function worstIntentHoldMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
+  return (
+    verifyAttempts(bounds) * bounds.facilitatorTimeoutMs +
+    worstQueueWaitMs(bounds) +
+    bounds.timeoutMs +
+    worstSettleMs(bounds)
+  )
+}
+
+/**
  * The longest a paid call can take between receiving its payment and the end of its settlement,
  * in milliseconds: the input check on the free lane, then, when that lane could not make it, on
  * the paid lane (each a wait for a checker thread and the check, TOOL_TIMEOUT_MS each), the

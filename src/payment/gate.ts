@@ -4,6 +4,7 @@ import type { Answer, GateParts, PaidContext } from './call.js'
 import { claimCall } from './claim.js'
 import { DUPLICATE_WINDOW_MS, idempotencyKey } from './guard.js'
 import { checkInput } from './input.js'
+import { forgetIntent, writeIntent } from './intent.js'
 import { createOffers, unpaidRefusal } from './offer.js'
 import { type CallOutcome, createOutcomes } from './outcome.js'
 import { earnPaidLane, type PaidLane } from './paid-lane.js'
@@ -77,11 +78,25 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
     return delivered(parts, ctx, answer)
   }
 
-  /** A call whose keys are all its own: verify, run, settle (or charge its voucher). */
+  /**
+   * A call whose keys are all its own: verify, run, settle (or charge its voucher). The ledger
+   * intent of an `exact` payment is written meanwhile (it needs only the payment's key and
+   * question), and deleted if the call ends before its settle.
+   */
   async function pay(ctx: PaidContext): Promise<Answer> {
-    const payer = await verifyCall(parts, ctx)
-    const ran = await runTool(parts, ctx)
-    return { ...ran, settlement: await settleStepOf(ctx)(parts, ctx, payer) }
+    const intent = ctx.presented.matched.scheme === 'exact' ? writeIntent(parts, ctx) : undefined
+    try {
+      const payer = await verifyCall(parts, ctx)
+      const ran = await runTool(parts, ctx)
+      const attempt = intent ? { intent } : {}
+      return { ...ran, settlement: await settleStepOf(ctx)(parts, ctx, payer, attempt) }
+    } catch (error) {
+      // Before the exit frees the claim: a retry of the payment must find no stale intent.
+      if (ctx.outcome.settle === undefined && intent && (await intent)) {
+        await forgetIntent(parts, ctx)
+      }
+      throw error
+    }
   }
 
   return {

@@ -37,9 +37,15 @@ export interface CallOutcome {
   /** The id of its settlement's event (`settlementEventId`), when it has a ledger intent. */
   eventId?: string
   /**
-   * The ledger write of its outcome, run at the exit after the event is recorded: a crash between
-   * the two leaves the intent undecided, and the resolver records the event again under the same
-   * id, which the store keeps once.
+   * The ledger outcome of its intent, carried by its settlement's event (`decides`) so that an
+   * observer that can (telemetry) writes both in one transaction.
+   */
+  decides?: NonNullable<PaymentEvent['decides']>
+  /**
+   * The ledger write of its outcome on its own, run at the exit when the event did not carry it
+   * (no event is this call's to emit, or the observer did not write it): after the event, so that
+   * a crash between the two leaves the intent undecided, and the resolver records the event again
+   * under the same id, which the store keeps once.
    */
   decide?: () => Promise<unknown>
   /**
@@ -60,13 +66,15 @@ export interface Outcomes {
   /** A new call's outcome, before any step. */
   open(call: PaidCall, charged?: number): CallOutcome
   /**
-   * A verify succeeded: recorded now (the `verified` event, not awaited) and at the exit; the
-   * call's rate-limit points are given back now.
+   * A verify succeeded: the call's rate-limit points are given back now; its `verified` event is
+   * emitted at the exit, beside its outcome's (one telemetry transaction for both).
    */
   verified(outcome: CallOutcome, payer: string | undefined): void
   /**
    * Records what became of the call, once, at its exit: frees its claim unless its payment was
-   * sent to settlement; one payment event (`settled`, awaited before the result is released;
+   * sent to settlement; its `verified` event (not awaited) if it verified, then one payment event
+   * in the same turn, so that both go in one telemetry transaction (`settled`, awaited before the
+   * result is released;
    * `settle_failed`; `tool_failed_unsettled`; none when the ledger leaves it to another party,
    * see {@link CallOutcome.count}); one note for the operators' metrics (a refusal with
    * its code, a failed verify, a settlement in doubt, a replay); the rate-limit points: a settled
@@ -89,12 +97,14 @@ export interface Outcomes {
  * try { … } catch (error) { await outcomes.close(outcome, error); throw error }
  */
 export function createOutcomes(options: OutcomeOptions): Outcomes {
-  const emit = async (event: PaymentEvent) => {
+  /** @returns true when the observer wrote the event's `decides` outcome with it */
+  const emit = async (event: PaymentEvent): Promise<boolean> => {
     try {
-      await options.observer?.(event)
+      return (await options.observer?.(event)) === true
     } catch (error) {
       // Telemetry never fails a paid call.
       logger.error({ err: describeError(error), outcome: event.outcome }, 'payment observer failed')
+      return false
     }
   }
   const note = (o: CallOutcome, outcome: PaymentNote['outcome'], code?: string) =>
@@ -117,7 +127,17 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       outcome,
       ...(payer ? { payer } : {}),
       ...(settles && o.eventId ? { id: o.eventId } : {}),
+      ...(settles && o.eventId && o.decides ? { decides: o.decides } : {}),
     })
+  }
+  /** The settlement's event (unless another party counts it), then its ledger outcome if unwritten. */
+  const settlement = async (
+    o: CallOutcome,
+    outcome: 'settled' | 'settle_failed',
+    payer?: string,
+  ) => {
+    const written = o.count !== false && (await event(o, outcome, payer))
+    if (!written) await o.decide?.()
   }
 
   return {
@@ -130,7 +150,6 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
         o.refunded = o.charged
         o.call.quota?.refund(o.charged)
       }
-      void event(o, 'verified', payer)
     },
     async close(o, error) {
       const sent = o.settle === 'settled' || o.settle === 'failed' || o.settle === 'unknown'
@@ -139,12 +158,13 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
         await o.cancel?.()
       }
       const payer = o.settlement?.payer ?? o.verified?.payer
+      // Emitted with the event below in the same turn: the store's write queue commits them together.
+      if (o.verified) void event(o, 'verified', o.verified.payer)
       if (o.settle === 'settled') {
         // A channel deposit's settlement moves the deposit, of which the call is charged the price.
         const amount = o.settlement?.amount
         if (amount && o.rail && o.rail.scheme !== 'batch-settlement') o.rail = { ...o.rail, amount }
-        if (o.count !== false) await event(o, 'settled', payer)
-        await o.decide?.()
+        await settlement(o, 'settled', payer)
         o.call.quota?.refund(o.charged - (o.refunded ?? 0) + settledCredit(o.charged))
         return
       }
@@ -153,10 +173,8 @@ export function createOutcomes(options: OutcomeOptions): Outcomes {
       // tool error is freed, so the same payment could run again; it pays as a call without money.
       if (o.refunded) o.call.quota?.takeBack(o.refunded)
       if (o.replayed && error === undefined) return note(o, 'replayed')
-      if (o.settle) {
-        if (o.count !== false) await event(o, 'settle_failed', payer)
-        await o.decide?.()
-      } else if (o.verified) await event(o, 'tool_failed_unsettled', payer)
+      if (o.settle) await settlement(o, 'settle_failed', payer)
+      else if (o.verified) await event(o, 'tool_failed_unsettled', payer)
       const code = (error as { code?: unknown } | undefined)?.code
       if (o.settle === 'unknown') note(o, 'settle_unknown')
       else if (o.verified || o.settle) return

@@ -109,6 +109,11 @@ export interface SettleAttempt {
    * payment stays in doubt and only the judge decides it, on a later retry or in the resolver.
    */
   judged?: boolean
+  /**
+   * The call's intent, already being written ({@link writeIntent}, started beside verify and the
+   * run so that its commit adds no latency): awaited before the settle request leaves.
+   */
+  intent?: Promise<boolean>
 }
 
 /**
@@ -148,7 +153,7 @@ export async function settleCall(
   attempt: SettleAttempt = {},
 ): Promise<SettleResponse> {
   const { presented, offer, outcome } = ctx
-  const intended = await writeIntent(parts, ctx)
+  const intended = await (attempt.intent ?? writeIntent(parts, ctx))
   const key = presented.identity.key
   const answered = await settlePayment(
     parts.link,
@@ -172,6 +177,7 @@ export async function settleCall(
       if (intended) {
         const { transaction } = settled.settlement
         outcome.eventId = settlementEventId(key, 'settled')
+        outcome.decides = { key, decision: { outcome: 'settled', transaction, at: parts.now() } }
         outcome.decide = () => decideIntent(parts, ctx, { outcome: 'settled', transaction })
       }
       // The record for replays: fingerprint and SettleResponse, never the payer address.
@@ -183,6 +189,7 @@ export async function settleCall(
       outcome.settlement = settled.settlement
       if (intended) {
         outcome.eventId = settlementEventId(key, 'settle_failed')
+        outcome.decides = { key, decision: { outcome: 'failed', at: parts.now() } }
         outcome.decide = () => decideIntent(parts, ctx, { outcome: 'failed' })
       }
       await records?.put({ ...base, state: 'spent' })

@@ -4,7 +4,7 @@ import type { Receipts } from '../receipts/index.js'
 import type { JsonResult } from '../runner/json-result.js'
 import type { InputSource, ToolRunner } from '../runner/runner.js'
 import type { QuestionOf, SettlementJudge } from '../settlement/types.js'
-import type { SettlementLedger } from '../telemetry/ledger.js'
+import type { LedgerDecision, SettlementLedger } from '../telemetry/ledger.js'
 import type { ToolDefinition, ToolEnv } from '../tools/types.js'
 import type { SettlementGuard } from './guard.js'
 import type { PaymentSource } from './presented.js'
@@ -38,15 +38,21 @@ export interface PaymentEvent {
   payer?: string
   /** The event's id, when it may be recorded twice (a settlement outcome with a ledger intent). */
   id?: string
+  /**
+   * The ledger outcome of the call's intent, for an observer that writes it in the event's own
+   * transaction (telemetry: one commit for both).
+   */
+  decides?: { key: string; decision: LedgerDecision }
 }
 
 /**
  * Receives payment events, in the order they happen. A `settled` event is awaited before the result
  * is released; a `verified` event is not awaited (the tool runs meanwhile), so that a commit of the
  * telemetry store is not added to every paid call: it is recorded before the outcome that follows
- * it.
+ * it. An observer that wrote the event's `decides` outcome with it resolves true; otherwise the
+ * gate writes that outcome itself.
  */
-export type PaymentObserver = (event: PaymentEvent) => Promise<void>
+export type PaymentObserver = (event: PaymentEvent) => Promise<unknown>
 
 /**
  * What became of a paid request that is not a payment event (for operators' metrics):

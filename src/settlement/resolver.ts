@@ -35,7 +35,7 @@ export interface ResolverOptions {
    * `settle_failed` for one that never lands), named by the payment ({@link settlementEventId}).
    * Must not throw (telemetry buffers).
    */
-  record: (event: PaymentEvent) => Promise<void>
+  record: (event: PaymentEvent) => Promise<unknown>
   /** Period of the passes; default {@link RESOLVE_INTERVAL_MS}. */
   intervalMs?: number
   /** How long a claimed intent is held from other resolvers; default {@link RESOLVE_HOLD_MS}. */

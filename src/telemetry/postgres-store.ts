@@ -30,7 +30,7 @@ import {
   toPositional,
   V1_INDEXES,
 } from './schema.js'
-import type { EventRow, TelemetryStore } from './types.js'
+import type { EventRow, LedgerDecisionWrite, TelemetryStore } from './types.js'
 import { createWriteQueue } from './write-queue.js'
 
 /** Connections per instance; many instances share one database, so keep it small. */
@@ -301,12 +301,34 @@ export function createPostgresStore(
   }
 
   /**
-   * One transaction: the events, then the rollups of those that were new, in lock order. The
-   * statements are named: each connection parses and plans them once.
+   * One transaction: the ledger outcomes, the events, then the rollups of those that were new, in
+   * lock order. The statements are named: each connection parses and plans them once.
    */
-  function insertNow(rows: readonly EventRow[]): Promise<void> {
+  function insertNow(
+    rows: readonly EventRow[],
+    decisions: readonly LedgerDecisionWrite[],
+  ): Promise<void> {
     return withClient(writeTimeoutMs, async (client) => {
       await client.query('BEGIN')
+      if (decisions.length > 0) {
+        const sorted = [...decisions].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        await client.query({
+          name: 'telemetry_decide_intents_v1',
+          text: `UPDATE ${LEDGER_TABLE} AS t SET outcome = d.outcome, tx = d.tx, decided_at = d.at
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS d(key, outcome, tx, at)
+           WHERE t.payment_key = d.key AND t.outcome IS NULL`,
+          values: [
+            sorted.map((d) => d.key),
+            sorted.map((d) => d.decision.outcome),
+            sorted.map((d) => d.decision.transaction ?? null),
+            sorted.map((d) => String(d.decision.at)),
+          ],
+        })
+      }
+      if (rows.length === 0) {
+        await client.query('COMMIT')
+        return
+      }
       const { rows: fresh } = await client.query({
         name: 'telemetry_insert_events_v4',
         text: `INSERT INTO ${TABLE.events}

@@ -27,7 +27,7 @@ import {
   TOTALS_FROM_ROLLUPS_SQL,
   V1_INDEXES,
 } from './schema.js'
-import type { EventRow, Rollups } from './types.js'
+import type { EventRow, LedgerDecisionWrite, Rollups } from './types.js'
 import type { Windows } from './windows.js'
 
 // The synchronous SQLite core. It runs only inside the store's worker thread (sqlite-worker.ts):
@@ -255,8 +255,13 @@ export interface SqliteCoreOptions {
 /** The store's operations on one database file, synchronous; see the note at the top. */
 export interface SqliteCore {
   migrate(progress: () => void): void
-  /** @returns how many rows were new (the others were already stored) */
-  insert(rows: readonly EventRow[]): number
+  /**
+   * The rows, and the ledger outcomes in `decisions` (as `ledger.decide` writes them), in one
+   * transaction.
+   *
+   * @returns how many rows were new (the others were already stored)
+   */
+  insert(rows: readonly EventRow[], decisions?: readonly LedgerDecisionWrite[]): number
   read(windows: Windows): Rollups
   prune(before: number, limit: number): number
   ping(): void
@@ -431,11 +436,14 @@ export function createSqliteCore(path: string, options: SqliteCoreOptions = {}):
       })
     },
 
-    insert(rows) {
+    insert(rows, decisions = []) {
       return use((handle) => {
         const s = ready(handle)
         return handle
           .transaction(() => {
+            for (const { key, decision: d } of decisions) {
+              s.decide.run(d.outcome, d.transaction ?? null, d.at, key)
+            }
             const inserted: EventRow[] = []
             for (const r of rows) {
               const { changes } = s.insertEvent.run(

@@ -1,11 +1,11 @@
 import type { LedgerClaim, LedgerDecision, LedgerIntent } from './ledger.js'
-import type { EventRow } from './types.js'
+import type { EventRow, LedgerDecisionWrite } from './types.js'
 import type { Windows } from './windows.js'
 
 /** One operation the serving thread asks of the SQLite worker thread, with its arguments. */
 export type WorkerCall =
   | { op: 'migrate' }
-  | { op: 'insert'; rows: readonly EventRow[] }
+  | { op: 'insert'; rows: readonly EventRow[]; decisions: readonly LedgerDecisionWrite[] }
   | { op: 'read'; windows: Windows }
   | { op: 'prune'; before: number; limit: number }
   | { op: 'ping' }
@@ -20,6 +20,29 @@ export type WorkerCall =
 
 /** A {@link WorkerCall} as posted; `id` pairs it with its reply. */
 export type WorkerRequest = WorkerCall & { id: number }
+
+/** The writes that share one transaction when they meet in the worker (group commit). */
+export const GROUPED_OPS: ReadonlySet<WorkerCall['op']> = new Set([
+  'insert',
+  'ledger.intend',
+  'ledger.decide',
+  'ledger.forget',
+])
+
+/**
+ * Writes posted together, committed in one transaction and answered in one
+ * {@link WorkerBatchReply}: those that the serving thread gathered while the previous batch
+ * committed.
+ */
+export interface WorkerBatch {
+  op: 'batch'
+  calls: WorkerRequest[]
+}
+
+/** The answers of a {@link WorkerBatch}, in its order. */
+export interface WorkerBatchReply {
+  batch: WorkerReply[]
+}
 
 /**
  * The worker's answer. `progress` says a long operation (a migration's backfill) is still moving,

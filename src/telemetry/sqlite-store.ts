@@ -9,7 +9,14 @@ import {
   READ_TIMEOUT_MS,
   WRITE_TIMEOUT_MS,
 } from './limits.js'
-import type { WorkerCall, WorkerData, WorkerReply, WorkerRequest } from './sqlite-protocol.js'
+import {
+  GROUPED_OPS,
+  type WorkerBatchReply,
+  type WorkerCall,
+  type WorkerData,
+  type WorkerReply,
+  type WorkerRequest,
+} from './sqlite-protocol.js'
 import type { Rollups, TelemetryStore } from './types.js'
 import { createWriteQueue } from './write-queue.js'
 
@@ -76,9 +83,12 @@ function spawnWorker(data: WorkerData): Worker {
  * database lives in its own worker thread and the serving thread only exchanges messages with it:
  * no SQLite call ever runs on the event loop.
  *
- * Inserts go through a group-commit queue: events that arrive while a transaction commits are
- * written together by the next one (one fsync for all of them, synchronous=FULL in WAL mode), and
- * each `insert` resolves only after the transaction holding its rows committed.
+ * Writes are group-committed: the events of concurrent `insert` calls are merged by a queue, and
+ * every write (events, ledger intents and outcomes) that arrives while a transaction commits is
+ * posted with the others as one batch and written by the next transaction (one message and one
+ * fsync for all of them, synchronous=FULL in WAL mode, each write in a savepoint of its own so
+ * that one refused for its own data fails alone). Each write resolves only after the transaction
+ * holding it committed.
  *
  * The store is down when an operation fails: the worker died (crash, out of memory) or cannot
  * start, the disk is full or failing, the file is locked by another process beyond the busy
@@ -99,8 +109,22 @@ export function createSqliteStore(
   const pending = new Map<number, Pending>()
   let worker: Worker | undefined
   let nextId = 1
+  // Group commit across callers: writes gathered while a batch commits go as the next batch (one
+  // message, one transaction), so a busy instance pays one commit for many calls' writes.
+  let outbox: WorkerRequest[] = []
+  let batchInFlight = false
+
+  function postWrites(): void {
+    if (batchInFlight || outbox.length === 0) return
+    const calls = outbox
+    outbox = []
+    batchInFlight = true
+    ensureWorker().postMessage({ op: 'batch', calls })
+  }
 
   function failAll(error: Error): void {
+    outbox = []
+    batchInFlight = false
     for (const [id, p] of pending) {
       clearTimeout(p.timer)
       pending.delete(id)
@@ -128,7 +152,12 @@ export function createSqliteStore(
       path,
       ...(options.backfillBatchSize ? { backfillBatchSize: options.backfillBatchSize } : {}),
     })
-    started.on('message', settle)
+    started.on('message', (message: WorkerReply | WorkerBatchReply) => {
+      if (!('batch' in message)) return settle(message)
+      batchInFlight = false
+      for (const reply of message.batch) settle(reply)
+      postWrites()
+    })
     started.on('error', (error) => {
       logger.error(
         { errMessage: String(error?.message ?? error).slice(0, 200) },
@@ -151,6 +180,9 @@ export function createSqliteStore(
       const target = ensureWorker()
       const timer = setTimeout(() => {
         if (!pending.delete(id)) return
+        // Not sent yet: withdrawn, so that it never commits after its caller gave up.
+        const queued = outbox.findIndex((call) => call.id === id)
+        if (queued >= 0) outbox.splice(queued, 1)
         if (pending.size === 0) worker?.unref()
         reject(
           Object.assign(new Error(`sqlite ${message.op} did not answer within ${timeoutMs} ms`), {
@@ -164,12 +196,16 @@ export function createSqliteStore(
         timer,
       })
       target.ref()
-      target.postMessage({ ...message, id } as WorkerRequest)
+      const call = { ...message, id } as WorkerRequest
+      if (!GROUPED_OPS.has(call.op)) return target.postMessage(call)
+      outbox.push(call)
+      postWrites()
     })
   }
 
   const insert = createWriteQueue(
-    (rows) => request<number>({ op: 'insert', rows }, writeTimeoutMs).then(() => undefined),
+    (rows, decisions) =>
+      request<number>({ op: 'insert', rows, decisions }, writeTimeoutMs).then(() => undefined),
     { timeoutMs: writeTimeoutMs, maxBatchRows: INSERT_BATCH_MAX_ROWS },
   )
 

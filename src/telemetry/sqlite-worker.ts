@@ -1,6 +1,12 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { createSqliteCore } from './sqlite-db.js'
-import type { WorkerData, WorkerReply, WorkerRequest } from './sqlite-protocol.js'
+import {
+  GROUPED_OPS,
+  type WorkerBatch,
+  type WorkerData,
+  type WorkerReply,
+  type WorkerRequest,
+} from './sqlite-protocol.js'
 
 // Entry point of the SQLite store's worker thread (see sqlite-store.ts): it owns the one
 // better-sqlite3 connection and runs each request to completion, in arrival order.
@@ -17,7 +23,7 @@ function run(request: WorkerRequest): unknown {
     case 'migrate':
       return core.migrate(() => port?.postMessage({ id: request.id, progress: true }))
     case 'insert':
-      return core.insert(request.rows)
+      return core.insert(request.rows, request.decisions)
     case 'read':
       return core.read(request.windows)
     case 'prune':
@@ -43,14 +49,6 @@ function run(request: WorkerRequest): unknown {
   }
 }
 
-/** The writes of a paid call and of the event queue: consecutive ones share one commit. */
-const GROUPED = new Set<WorkerRequest['op']>([
-  'insert',
-  'ledger.intend',
-  'ledger.decide',
-  'ledger.forget',
-])
-
 function failure(id: number, error: unknown): WorkerReply {
   const e = error as { code?: unknown; message?: unknown }
   return {
@@ -74,8 +72,16 @@ function answer(request: WorkerRequest): void {
   if (request.op === 'close') port?.close()
 }
 
-/** Answers consecutive writes from one transaction: one fsync instead of one each. */
-function answerGroup(requests: WorkerRequest[]): void {
+/** Runs consecutive writes in one transaction: one fsync instead of one each. */
+function runGroup(requests: WorkerRequest[]): WorkerReply[] {
+  if (requests.length === 1) {
+    const [request] = requests as [WorkerRequest]
+    try {
+      return [{ id: request.id, ok: true, value: run(request) }]
+    } catch (error) {
+      return [failure(request.id, error)]
+    }
+  }
   let replies: WorkerReply[]
   try {
     replies = core.group(requests.map((request) => () => run(request))).map((result, i) => {
@@ -85,30 +91,37 @@ function answerGroup(requests: WorkerRequest[]): void {
   } catch (error) {
     replies = requests.map((request) => failure(request.id, error))
   }
-  for (const reply of replies) port?.postMessage(reply)
+  return replies
 }
 
-// Requests that arrive while a commit waits on the disk are answered together at the next turn:
-// the group commit of a busy instance, in arrival order.
-let pending: WorkerRequest[] = []
+// Requests that arrive while a commit waits on the disk are answered together at the next turn,
+// in arrival order; the serving thread posts its writes as batches (sqlite-store.ts), each one
+// transaction answered in one message.
+let pending: (WorkerRequest | WorkerBatch)[] = []
 
 function drain(): void {
-  const batch = pending
+  const items = pending
   pending = []
-  for (let i = 0; i < batch.length; ) {
+  for (let i = 0; i < items.length; ) {
+    const item = items[i] as WorkerRequest | WorkerBatch
+    if (item.op === 'batch') {
+      port?.postMessage({ batch: runGroup(item.calls) })
+      i++
+      continue
+    }
     let end = i
-    while (end < batch.length && GROUPED.has((batch[end] as WorkerRequest).op)) end++
+    while (end < items.length && GROUPED_OPS.has((items[end] as WorkerRequest).op)) end++
     if (end - i > 1) {
-      answerGroup(batch.slice(i, end))
+      for (const reply of runGroup(items.slice(i, end) as WorkerRequest[])) port?.postMessage(reply)
       i = end
     } else {
-      answer(batch[i] as WorkerRequest)
+      answer(item)
       i++
     }
   }
 }
 
-port.on('message', (request: WorkerRequest) => {
-  pending.push(request)
+port.on('message', (item: WorkerRequest | WorkerBatch) => {
+  pending.push(item)
   if (pending.length === 1) setImmediate(drain)
 })

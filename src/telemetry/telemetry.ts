@@ -16,6 +16,7 @@ import { buildStats } from './stats.js'
 import { createTelemetryStore } from './store.js'
 import {
   type EventRow,
+  type LedgerDecisionWrite,
   type PaymentEvent,
   type Stats,
   type TelemetryStore,
@@ -78,8 +79,13 @@ export interface Telemetry {
    * row in the buffer and marks the store down. While it is down (until a retry succeeds, at most
    * `retryIntervalMs` after it recovers) rows go straight to the buffer, so a dead database costs
    * a paid call at most one write timeout. Invalid events are logged (field name only) and ignored.
+   *
+   * @returns true when the event's row was committed with the ledger outcome it carries
+   *   (`event.decides`) in one transaction; false when that outcome is still to be written (the
+   *   row was buffered or ignored, or the store has no ledger): the caller writes it with
+   *   `ledger.decide`, or leaves it to the resolver
    */
-  record(event: PaymentEvent): Promise<void>
+  record(event: PaymentEvent): Promise<boolean>
   /**
    * Aggregate figures, served from a cache for `cacheMs`; concurrent callers share one query.
    *
@@ -209,12 +215,15 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
   let pruning: Promise<number> | undefined
 
   /** `store.insert`, timed for `s.onWrite`. */
-  async function insert(rows: readonly EventRow[]): Promise<void> {
-    if (!s.onWrite) return store.insert(rows)
+  async function insert(
+    rows: readonly EventRow[],
+    decisions?: readonly LedgerDecisionWrite[],
+  ): Promise<void> {
+    if (!s.onWrite) return store.insert(rows, decisions)
     const started = performance.now()
     const seconds = () => (performance.now() - started) / 1000
     try {
-      await store.insert(rows)
+      await store.insert(rows, decisions)
     } catch (error) {
       s.onWrite({ result: 'error', seconds: seconds() })
       throw error
@@ -332,38 +341,42 @@ function createTelemetryFacade(store: TelemetryStore, s: FacadeSettings) {
     return pruning
   }
 
-  async function record(event: PaymentEvent): Promise<void> {
+  async function record(event: PaymentEvent): Promise<boolean> {
     try {
       const result = toEventRow(event, s.salt, s.now())
       if (!result.ok) {
         logger.warn({ field: result.field }, 'telemetry: invalid payment event ignored')
-        return
+        return false
       }
       const row = result.row
       if (closed) {
         dropped++
         logDrops()
-        return
+        return false
       }
       if (failing || !ready) {
         enqueue(row)
-        return
+        return false
       }
       if (buffer.length > 0) {
         // Store up but a backlog remains: queue behind it so the flush keeps order.
         enqueue(row)
         await within(flush(), s.writeTimeoutMs)
-        return
+        return false
       }
+      const decides = event.decides && store.ledger ? [event.decides] : undefined
       try {
-        await insert([row])
+        await insert([row], decides)
         markUp()
+        return decides !== undefined
       } catch (error) {
         markDown(error)
         enqueue(row)
+        return false
       }
     } catch (error) {
       logger.error(errorFields(error), 'telemetry: record failed')
+      return false
     }
   }
 

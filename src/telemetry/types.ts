@@ -1,4 +1,4 @@
-import type { SettlementLedger } from './ledger.js'
+import type { LedgerDecision, SettlementLedger } from './ledger.js'
 import type { Windows } from './windows.js'
 
 /**
@@ -62,6 +62,18 @@ export interface PaymentEvent {
    * outcome: `settlementEventId`); the store keeps one row per id. Default: a fresh one.
    */
   id?: string
+  /**
+   * The ledger outcome this event records (a paid call's own settlement): written in the same
+   * transaction as the event, so that one commit holds both. Never stored in the event row.
+   */
+  decides?: LedgerDecisionWrite
+}
+
+/** An intent's outcome to write beside an event: `SettlementLedger.decide`'s arguments. */
+export interface LedgerDecisionWrite {
+  /** The payment's guard key. */
+  key: string
+  decision: LedgerDecision
 }
 
 /**
@@ -193,9 +205,11 @@ export interface TelemetryStore {
   migrate(): Promise<void>
   /**
    * Inserts rows and updates the rollups in one transaction, ignoring ids already stored (their
-   * rollups are not counted twice); resolves once committed and durable.
+   * rollups are not counted twice), with the ledger outcomes in `decisions` (each as
+   * `SettlementLedger.decide` writes it) in the same transaction; resolves once committed and
+   * durable.
    */
-  insert(rows: readonly EventRow[]): Promise<void>
+  insert(rows: readonly EventRow[], decisions?: readonly LedgerDecisionWrite[]): Promise<void>
   /** Reads the rollups for the windows; cost independent of the number of events. */
   read(windows: Windows): Promise<Rollups>
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { EventRow } from './types.js'
+import type { EventRow, LedgerDecisionWrite } from './types.js'
 import { createWriteQueue, WriteTimeoutError } from './write-queue.js'
 
 const row = (n: number): EventRow => ({
@@ -15,13 +15,31 @@ const row = (n: number): EventRow => ({
 
 /** A fake transaction log: each `write` waits for the test to commit or fail it. */
 function fakeStore() {
-  const writes: { rows: number[]; commit: () => void; fail: (e: Error) => void }[] = []
-  const write = (rows: readonly EventRow[]) =>
+  const writes: {
+    rows: number[]
+    decided: string[]
+    commit: () => void
+    fail: (e: Error) => void
+  }[] = []
+  const write = (rows: readonly EventRow[], decisions: readonly LedgerDecisionWrite[]) =>
     new Promise<void>((resolve, reject) => {
-      writes.push({ rows: rows.map((r) => r.at), commit: resolve, fail: reject })
+      writes.push({
+        rows: rows.map((r) => r.at),
+        decided: decisions.map((d) => d.key),
+        commit: resolve,
+        fail: reject,
+      })
     })
   return { writes, write }
 }
+
+/** The end of the current turn: the queue has sent what its callers wrote in it. */
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+const decision = (key: string): LedgerDecisionWrite => ({
+  key,
+  decision: { outcome: 'settled', transaction: '0xabc', at: 1 },
+})
 
 /** Lets pending commits release their callers and the queue start its next transaction. */
 const settle = async () => {
@@ -29,12 +47,26 @@ const settle = async () => {
 }
 
 describe('createWriteQueue (group commit)', () => {
+  it('merges the calls of one turn into one transaction, with the ledger outcomes they carry', async () => {
+    const store = fakeStore()
+    const insert = createWriteQueue(store.write, { timeoutMs: 1_000, maxBatchRows: 100 })
+    const both = [insert([row(1)]), insert([row(2)], [decision('pay:a')])]
+    // Nothing is sent before the turn ends.
+    expect(store.writes).toEqual([])
+    await turn()
+    expect(store.writes.map((w) => [w.rows, w.decided])).toEqual([[[1, 2], ['pay:a']]])
+    store.writes[0]?.commit()
+    await Promise.all(both)
+  })
+
   it('merges the calls that arrive during a transaction into the next one', async () => {
     const store = fakeStore()
     const insert = createWriteQueue(store.write, { timeoutMs: 1_000, maxBatchRows: 100 })
     const done: number[] = []
     const first = insert([row(1)]).then(() => done.push(1))
+    await turn()
     const rest = [2, 3, 4].map((n) => insert([row(n)]).then(() => done.push(n)))
+    await turn()
     expect(store.writes.map((w) => w.rows)).toEqual([[1]])
     store.writes[0]?.commit()
     await first
@@ -51,6 +83,7 @@ describe('createWriteQueue (group commit)', () => {
     const store = fakeStore()
     const insert = createWriteQueue(store.write, { timeoutMs: 1_000, maxBatchRows: 100 })
     const a = insert([row(1)])
+    await turn()
     store.writes[0]?.commit()
     await a
     const b = insert([row(2)])
@@ -71,12 +104,18 @@ describe('createWriteQueue (group commit)', () => {
       insert([row(4), row(5)]),
       insert([row(6), row(7), row(8), row(9)]),
     ]
+    await turn()
     for (let i = 0; i < 4; i++) {
       store.writes[i]?.commit()
       await settle()
     }
     await Promise.all(calls)
-    expect(store.writes.map((w) => w.rows)).toEqual([[1], [2, 3], [4, 5], [6, 7, 8, 9]])
+    // The first three fill one transaction of 3 rows at most; the last goes alone, whole.
+    expect(store.writes.map((w) => w.rows)).toEqual([
+      [1, 2, 3],
+      [4, 5],
+      [6, 7, 8, 9],
+    ])
   })
 
   it('runs up to `concurrency` transactions at once', async () => {
@@ -86,7 +125,12 @@ describe('createWriteQueue (group commit)', () => {
       maxBatchRows: 100,
       concurrency: 2,
     })
-    const calls = [insert([row(1)]), insert([row(2)]), insert([row(3)]), insert([row(4)])]
+    const calls = [insert([row(1)])]
+    await turn()
+    calls.push(insert([row(2)]))
+    await turn()
+    calls.push(insert([row(3)]), insert([row(4)]))
+    await turn()
     expect(store.writes.map((w) => w.rows)).toEqual([[1], [2]])
     store.writes[1]?.commit()
     await settle()
@@ -100,6 +144,7 @@ describe('createWriteQueue (group commit)', () => {
     const store = fakeStore()
     const insert = createWriteQueue(store.write, { timeoutMs: 50, maxBatchRows: 100 })
     const stuck = insert([row(1)])
+    await turn()
     const queued = insert([row(2)])
     const [a, b] = await Promise.allSettled([stuck, queued])
     expect(a.status === 'rejected' && a.reason).toBeInstanceOf(WriteTimeoutError)

@@ -1,4 +1,4 @@
-import type { EventRow } from './types.js'
+import type { EventRow, LedgerDecisionWrite } from './types.js'
 
 /** Options of {@link createWriteQueue}. */
 export interface WriteQueueOptions {
@@ -16,8 +16,15 @@ export class WriteTimeoutError extends Error {
   readonly code = 'WRITE_TIMEOUT'
 }
 
+/** Commits rows and ledger outcomes in one transaction, rejecting on any failure. */
+export type TransactionWrite = (
+  rows: readonly EventRow[],
+  decisions: readonly LedgerDecisionWrite[],
+) => Promise<void>
+
 interface Entry {
   rows: readonly EventRow[]
+  decisions: readonly LedgerDecisionWrite[]
   resolve: () => void
   reject: (error: unknown) => void
   timer: NodeJS.Timeout
@@ -25,27 +32,31 @@ interface Entry {
   done: boolean
 }
 
+const NONE: readonly LedgerDecisionWrite[] = []
+
 /**
  * Group commit: concurrent `insert` calls are merged into one transaction, so one commit (one
- * fsync) covers every event that arrived while the previous transaction ran. Each caller resolves
- * only once the transaction holding its rows committed, so durability before the answer is kept.
+ * fsync) covers every event that arrived in the same turn or while the previous transaction ran. Each caller resolves
+ * only once the transaction holding its rows (and the ledger outcomes it carries) committed, so
+ * durability before the answer is kept.
  *
  * A caller waits at most `timeoutMs`; rows still queued at that point are withdrawn, rows already
  * sent may still commit (stores ignore known ids, so a later retry cannot count them twice).
  * When a merged transaction fails, every caller in it gets the error.
  *
  * @example
- * const insert = createWriteQueue((rows) => store.insertNow(rows), { timeoutMs: 2000, maxBatchRows: 500 })
+ * const insert = createWriteQueue((rows, decisions) => store.insertNow(rows, decisions), { timeoutMs: 2000, maxBatchRows: 500 })
  * await insert([row]) // committed
- * @param write - commits the rows in one transaction, rejecting on any failure
+ * @param write - commits the rows and outcomes in one transaction, rejecting on any failure
  */
 export function createWriteQueue(
-  write: (rows: readonly EventRow[]) => Promise<void>,
+  write: TransactionWrite,
   options: WriteQueueOptions,
-): (rows: readonly EventRow[]) => Promise<void> {
+): (rows: readonly EventRow[], decisions?: readonly LedgerDecisionWrite[]) => Promise<void> {
   const concurrency = options.concurrency ?? 1
   const queue: Entry[] = []
   let inFlight = 0
+  let scheduled = false
 
   function finish(entry: Entry, error: unknown): void {
     if (entry.done) return
@@ -68,8 +79,10 @@ export function createWriteQueue(
         size += next.rows.length
       }
       inFlight++
-      const rows = batch.length === 1 ? (batch[0] as Entry).rows : batch.flatMap((e) => e.rows)
-      write(rows)
+      const one = batch.length === 1 ? (batch[0] as Entry) : undefined
+      const rows = one ? one.rows : batch.flatMap((e) => e.rows)
+      const decisions = one ? one.decisions : batch.flatMap((e) => e.decisions)
+      write(rows, decisions)
         .then(
           () => {
             for (const entry of batch) finish(entry, undefined)
@@ -89,11 +102,12 @@ export function createWriteQueue(
     }
   }
 
-  return (rows) => {
-    if (rows.length === 0) return Promise.resolve()
+  return (rows, decisions = NONE) => {
+    if (rows.length === 0 && decisions.length === 0) return Promise.resolve()
     return new Promise<void>((resolve, reject) => {
       const entry: Entry = {
         rows,
+        decisions,
         resolve,
         reject,
         sent: false,
@@ -107,7 +121,15 @@ export function createWriteQueue(
         }, options.timeoutMs),
       }
       queue.push(entry)
-      pump()
+      // At the end of this turn: the rows its caller writes in the same turn (a paid call's
+      // `verified` and outcome events) share the transaction.
+      if (!scheduled) {
+        scheduled = true
+        queueMicrotask(() => {
+          scheduled = false
+          pump()
+        })
+      }
     })
   }
 }

@@ -234,7 +234,7 @@ export function fakeGate(
     judge?: SettlementJudge
     questionOf?: QuestionOf
     /** Also told of every payment event, after the recorded list (telemetry, in tests). */
-    observer?: (event: PaymentEvent) => Promise<void>
+    observer?: (event: PaymentEvent) => Promise<unknown>
   } = {},
 ) {
   const runner = extra.runner ?? inlineRunner()
