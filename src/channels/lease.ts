@@ -11,6 +11,9 @@ export const LEASE_TTL_MS = 30_000
 /** How often a standby asks for the lease, in milliseconds. */
 export const LEASE_POLL_MS = 5_000
 
+/** How long giving the lease back may take at stop (Redis away), in milliseconds. */
+export const LEASE_RELEASE_TIMEOUT_MS = 2_000
+
 /** Who does the channel manager's work: exactly one instance at a time. */
 export interface Lease {
   /** Whether this instance holds it now. */
@@ -34,23 +37,34 @@ export interface Lease {
  *
  * @param options.pollMs - how often a standby asks, in milliseconds (default {@link LEASE_POLL_MS})
  * @param options.key - the lease's Redis key (default {@link LEASE_KEY}; tests keep theirs apart)
+ * @param options.ttlMs - how long it outlives a renewal, in milliseconds (default
+ *   {@link LEASE_TTL_MS}); renewed every third of it
  * @example
  * const lease = createLease(redis?.client)
  * lease.start({ onGain: () => manager.start(), onLose: () => manager.stop() })
  */
 export function createLease(
   redis: Redis | undefined,
-  options: { pollMs?: number; key?: string } = {},
+  options: { pollMs?: number; key?: string; ttlMs?: number } = {},
 ): Lease {
   if (!redis) return alwaysHeld()
   const pollMs = options.pollMs ?? LEASE_POLL_MS
+  const ttlMs = options.ttlMs ?? LEASE_TTL_MS
   let held = false
   let timer: NodeJS.Timeout | undefined
   let stopped = false
   let handlers: { onGain(): void; onLose(): void } | undefined
-  const mutex = new Mutex(redis, options.key ?? LEASE_KEY, {
-    lockTimeout: LEASE_TTL_MS,
-    refreshInterval: Math.floor(LEASE_TTL_MS / 3),
+  // redis-semaphore 5.8 renews on a timer that does not catch a failed command: on the service's
+  // client (no offline queue) a renewal during a Redis outage rejects unhandled and ends the
+  // process. On a connection of its own that queues commands while Redis is away, a renewal
+  // waits for the reconnection instead, then learns whether the lease is still ours.
+  const connection = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null })
+  connection.on('error', () => {
+    // The service's own client logs Redis outages; this one only waits them out.
+  })
+  const mutex = new Mutex(connection, options.key ?? LEASE_KEY, {
+    lockTimeout: ttlMs,
+    refreshInterval: Math.floor(ttlMs / 3),
     acquireAttemptsLimit: 1,
     onLockLost: () => {
       if (!held) return
@@ -92,11 +106,25 @@ export function createLease(
     async stop() {
       stopped = true
       clearTimeout(timer)
-      if (!held) return
-      held = false
-      await mutex.release().catch((error: unknown) => {
-        logger.warn({ err: describeError(error) }, 'channel manager: lease not released')
-      })
+      if (held) {
+        held = false
+        // Bounded: with Redis away the command would wait for it; the lease then expires alone.
+        let bound: NodeJS.Timeout | undefined
+        await Promise.race([
+          mutex.release(),
+          new Promise((_, reject) => {
+            bound = setTimeout(
+              () => reject(new Error(`no answer within ${LEASE_RELEASE_TIMEOUT_MS} ms`)),
+              LEASE_RELEASE_TIMEOUT_MS,
+            )
+          }),
+        ])
+          .catch((error: unknown) => {
+            logger.warn({ err: describeError(error) }, 'channel manager: lease not released')
+          })
+          .finally(() => clearTimeout(bound))
+      }
+      connection.disconnect()
     },
   }
 }

@@ -1,7 +1,9 @@
+import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types'
 import { describe, expect, it } from 'vitest'
+import type { LiveState } from '../facilitators/link.js'
 import { hmacTool } from '../tools/hmac.js'
 import { pipelineTool } from '../tools/pipeline/index.js'
-import { unpaidMessage } from './offer.js'
+import { createOffers, unpaidMessage } from './offer.js'
 
 describe('unpaidMessage', () => {
   it('gives the price in USDC when the body passes or was not sent', () => {
@@ -30,5 +32,39 @@ describe('unpaidMessage', () => {
     expect(unpaidMessage(hmacTool, { valid: false, errors: seven })).toBe(
       'Invalid body, fix it before paying: /0 bad; /1 bad; /2 bad; /3 bad; /4 bad (and 2 more). /hmac costs 0.001 USDC',
     )
+  })
+})
+
+describe('createOffers', () => {
+  it('builds the unpaid PaymentRequired again when the schemes offered change within one facilitator state', async () => {
+    const exact = { scheme: 'exact', network: 'eip155:8453' } as unknown as PaymentRequirements
+    const channel = { scheme: 'batch-settlement', network: 'eip155:8453' } as unknown as PaymentRequirements
+    let accepts = [exact]
+    let built = 0
+    const state = {
+      accepts: async () => accepts,
+      server: {
+        createPaymentRequiredResponse: async (requirements: PaymentRequirements[]) => {
+          built++
+          return { x402Version: 2, accepts: requirements } as PaymentRequired
+        },
+      },
+    } as unknown as LiveState
+    const call = {
+      tool: hmacTool,
+      transport: 'http' as const,
+      resource: { url: 'https://tools.example/hmac' } as ResourceInfo,
+    }
+    const offerOf = createOffers()
+    const schemes = async () =>
+      (await (await offerOf(state, call)).unpaid()).accepts.map((a) => a.scheme)
+    expect(await schemes()).toEqual(['exact'])
+    expect(await schemes()).toEqual(['exact'])
+    expect(built).toBe(1)
+    // The escrow check passed later: the next 402 offers the channel, built once more.
+    accepts = [exact, channel]
+    expect(await schemes()).toEqual(['exact', 'batch-settlement'])
+    expect(await schemes()).toEqual(['exact', 'batch-settlement'])
+    expect(built).toBe(2)
   })
 })

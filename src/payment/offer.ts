@@ -22,8 +22,8 @@ export interface Offer {
   /** Extensions declared in the PaymentRequired (bazaar info, `payment-identifier`, `offer-receipt`). */
   extensions: Record<string, unknown>
   /**
-   * The PaymentRequired of an unpaid request: built once per facilitator state, transport, tool
-   * and resource, and shared: callers must not change it.
+   * The PaymentRequired of an unpaid request: built once per facilitator state, transport, tool,
+   * resource and set of schemes offered, and shared: callers must not change it.
    */
   unpaid(): Promise<PaymentRequired>
   /**
@@ -87,7 +87,9 @@ export function createOffers(
         cache.set(state, entry)
       }
       const perState = entry.built
-      const key = `${call.transport} ${call.tool.id} ${call.resource.url}`
+      // The schemes offered change without a new state (an escrow check that passes later).
+      const offered = requirements.map((r) => `${r.scheme}@${r.network}`).join(',')
+      const key = `${call.transport} ${call.tool.id} ${call.resource.url} ${offered}`
       let built = perState.get(key)
       if (!built) {
         built = refusal('Payment required')

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { ledgerContract } from '../../test/helpers/ledger-contract.js'
 import { createTestSchema, type TestSchema } from '../../test/helpers/pg-schema.js'
+import { settlementEventId } from './event-row.js'
 import type { SettlementLedger } from './ledger.js'
 import { createPostgresStore } from './postgres-store.js'
 import { createTelemetry, type Telemetry } from './telemetry.js'
@@ -40,4 +41,79 @@ ledgerContract('SQLite store, through telemetry', async () => {
     rmSync(dir, { recursive: true, force: true })
   })
   return telemetry.ledger as SettlementLedger
+})
+
+/** A telemetry on each real backend, for the writes that carry a ledger outcome. */
+const backends: [string, () => Promise<Telemetry>][] = [
+  [
+    'PostgreSQL',
+    async () => {
+      const schema = await createTestSchema('ledger_event')
+      const telemetry = await createTelemetry({
+        databaseUrl: schema.url,
+        salt: 'ledger-event-salt',
+      })
+      closers.push(async () => {
+        await telemetry.close()
+        await schema.drop()
+      })
+      return telemetry
+    },
+  ],
+  [
+    'SQLite',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'ledger-event-'))
+      const telemetry = await createTelemetry({
+        databaseUrl: join(dir, 'telemetry.sqlite'),
+        dataDir: dir,
+        salt: 'ledger-event-salt',
+      })
+      closers.push(async () => {
+        await telemetry.close()
+        rmSync(dir, { recursive: true, force: true })
+      })
+      return telemetry
+    },
+  ],
+]
+
+describe.each(backends)('an event that carries its intent outcome (%s)', (_, open) => {
+  const key = 'pay:event-and-outcome'
+  const T0 = Date.UTC(2026, 10, 28, 12, 0)
+  const intent = {
+    key,
+    network: 'eip155:8453',
+    amount: '1000',
+    tool: 'hash',
+    transport: 'http' as const,
+    createdAt: T0,
+    expiresAt: T0 + 120_000,
+    question: null,
+  }
+  const settled = (at: number) => ({
+    tool: 'hash',
+    transport: 'http' as const,
+    network: 'eip155:8453',
+    amount: '1000',
+    outcome: 'settled' as const,
+    id: settlementEventId(key, 'settled'),
+    decides: { key, decision: { outcome: 'settled' as const, transaction: '0xfeed', at } },
+  })
+
+  it('is committed with the outcome in one write, and counted once when written again', async () => {
+    const telemetry = await open()
+    const ledger = telemetry.ledger as SettlementLedger
+    await ledger.intend(intent, T0 + 60_000)
+    expect(await telemetry.record(settled(T0 + 1_000))).toBe(true)
+    expect(await ledger.get(key)).toMatchObject({
+      outcome: 'settled',
+      transaction: '0xfeed',
+      decidedAt: T0 + 1_000,
+    })
+    // Again (a retry, the resolver after a crash): the outcome stays the first, the event one.
+    expect(await telemetry.record(settled(T0 + 9_000))).toBe(true)
+    expect((await ledger.get(key))?.decidedAt).toBe(T0 + 1_000)
+    expect((await telemetry.stats()).successful_paid_calls).toBe(1)
+  })
 })
