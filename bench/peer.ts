@@ -22,7 +22,9 @@
  * `npx tsx bench/peer.ts [--rounds N] [--seconds S] [--profile DIR]` runs this section alone;
  * `--profile DIR` writes V8 CPU profiles of both servers into DIR/ours and DIR/peer (`node
  * --cpu-prof`), `--only paid|unpaid` loads one path only, `--ledger-off` adds a third server: ours
- * without the settlement ledger, measured in the same rounds (what the ledger costs).
+ * without the settlement ledger, measured in the same rounds (what the ledger costs); `--cluster`
+ * runs ours as a cluster instance (PostgreSQL telemetry and ledger in a schema of its own, the
+ * guard and rate limits on the machine's Redis).
  *
  * Ours runs with `npm start`'s node flags ({@link START_FLAGS}); the peer with node's defaults.
  */
@@ -60,10 +62,13 @@ import { configuredRails, priceOn } from '../src/payment/rails.js'
 import { createService } from '../src/service.js'
 import { createTelemetry } from '../src/telemetry/index.js'
 import { hashTool } from '../src/tools/hash.js'
+import { createTestSchema } from '../test/helpers/pg-schema.js'
 import { listen } from './http.js'
 import { median, roundRatios, table } from './measure.js'
 
 const CONNECTIONS = 10
+/** The machine's Redis, for ours as an instance of the cluster (`--cluster`). */
+const CLUSTER_REDIS_URL = 'redis://127.0.0.1:6379'
 /** The node flags of `npm start` (package.json), which ours runs with. */
 export const START_FLAGS = ['--v8-pool-size=1']
 const BODY = JSON.stringify({ input: 'abc' })
@@ -260,10 +265,13 @@ export async function freePort(): Promise<number> {
 
 /**
  * Child: the service as deployed (see the module comment), on the scripted facilitator; without
- * the settlement ledger when `ledger` is false (telemetry still on).
+ * the settlement ledger when `ledger` is false (telemetry still on); as an instance of the
+ * cluster when `cluster` is true: telemetry and ledger on the machine's PostgreSQL (a schema of
+ * its own, dropped at stop), guard and rate limits on its Redis.
  */
-async function oursChild(facilitatorUrl: string, ledger: boolean): Promise<void> {
+async function oursChild(facilitatorUrl: string, ledger: boolean, cluster: boolean): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-peer-'))
+  const schema = cluster ? await createTestSchema('bench_peer') : undefined
   const { privateKey } = generateKeyPairSync('ed25519')
   const salt = 'bench-peer-salt-000000'
   const port = await freePort()
@@ -280,9 +288,14 @@ async function oursChild(facilitatorUrl: string, ledger: boolean): Promise<void>
     RATE_LIMIT_POINTS: '1000000',
     TELEMETRY_SALT: salt,
     RECEIPT_SIGNING_KEY: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    ...(cluster ? { REDIS_URL: CLUSTER_REDIS_URL } : {}),
   })
   logger.level = config.logLevel
-  const telemetry = await createTelemetry({ dataDir, salt })
+  const telemetry = await createTelemetry({
+    dataDir,
+    salt,
+    ...(schema ? { databaseUrl: schema.url } : {}),
+  })
   const { ledger: _, ...withoutLedger } = telemetry
   const service = createService(config, { telemetry: ledger ? telemetry : withoutLedger })
   await service.runner.warm()
@@ -293,6 +306,7 @@ async function oursChild(facilitatorUrl: string, ledger: boolean): Promise<void>
     await target.close()
     await service.close()
     await telemetry.close()
+    await schema?.drop()
     rmSync(dataDir, { recursive: true, force: true })
   })
 }
@@ -544,6 +558,8 @@ export interface PeerBenchOptions {
   only?: 'paid' | 'unpaid'
   /** Also measure ours without the settlement ledger, in the same rounds. */
   ledgerOff?: boolean
+  /** Ours as an instance of the cluster: PostgreSQL telemetry and ledger, Redis guard and limits. */
+  cluster?: boolean
 }
 
 const fmtMicros = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(2)} ms` : `${v.toFixed(0)} µs`)
@@ -566,13 +582,14 @@ export async function benchPeer(options: PeerBenchOptions): Promise<string> {
   ]
   const children: Child[] = [facilitator]
   try {
-    const ours = await startChild('--ours', [facilitator.url, 'ledger'], argvOf('ours'))
+    const mode = options.cluster ? ['cluster'] : []
+    const ours = await startChild('--ours', [facilitator.url, 'ledger', ...mode], argvOf('ours'))
     children.push(ours)
     const servers: Partial<Record<Server, Child>> = { ours }
     if (options.ledgerOff) {
       const off = await startChild(
         '--ours',
-        [facilitator.url, 'no-ledger'],
+        [facilitator.url, 'no-ledger', ...mode],
         argvOf('ours-no-ledger'),
       )
       children.push(off)
@@ -704,7 +721,10 @@ function report(
     `autocannon: ${CONNECTIONS} connections, \`POST /hash\` with \`${BODY}\`, ${options.warmUpSeconds} s ` +
       `warm-up per endpoint, then ${options.rounds} interleaved rounds of ${options.seconds} s. Each ` +
       'server in its own child process over the same scripted facilitator (HTTP, instant verify ' +
-      'and settle). Ours as deployed (rate limiter on, request log at info, telemetry on SQLite, ' +
+      'and settle). Ours as deployed (rate limiter on, request log at info, ' +
+      (options.cluster
+        ? 'telemetry and ledger on PostgreSQL, guard and rate limits on Redis, '
+        : 'telemetry on SQLite, ') +
       'receipts signed); the peer is the official `@x402/hono` `paymentMiddleware`. Every paid ' +
       "request carries a fresh payment signed by the official client from that server's own 402, " +
       'Base and Solana alternately. "server CPU" is the child process\'s CPU time (every thread) ' +
@@ -777,7 +797,11 @@ if (process.argv.includes('--facilitator')) {
   await facilitatorChild()
 } else if (process.argv.includes('--ours')) {
   const at = process.argv.indexOf('--ours')
-  await oursChild(process.argv[at + 1] as string, process.argv[at + 2] !== 'no-ledger')
+  await oursChild(
+    process.argv[at + 1] as string,
+    process.argv[at + 2] !== 'no-ledger',
+    process.argv[at + 3] === 'cluster',
+  )
 } else if (process.argv.includes('--peer')) {
   await peerChild(process.argv[process.argv.indexOf('--peer') + 1] as string)
 } else if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -791,6 +815,7 @@ if (process.argv.includes('--facilitator')) {
       ...(profileDir ? { profileDir } : {}),
       ...(only === 'paid' || only === 'unpaid' ? { only } : {}),
       ...(process.argv.includes('--ledger-off') ? { ledgerOff: true } : {}),
+      ...(process.argv.includes('--cluster') ? { cluster: true } : {}),
     })}\n`,
   )
   process.exit(0)

@@ -96,7 +96,7 @@ export interface ServiceOverrides {
 }
 
 /**
- * How much longer than its worst (`worstIntentHoldMs`: verify, run and settle) a call holds its
+ * How much longer than its worst (`worstIntentHoldMs`: the run and the settle) a call holds its
  * ledger intent from the resolver, in milliseconds: the outcome's write with the event's.
  */
 export const LEDGER_HOLD_MARGIN_MS = 10_000

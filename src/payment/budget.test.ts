@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../config.js'
 import { MAX_TIMEOUT_SECONDS } from '../facilitators/link.js'
-import { assertPaidCallBudget, worstPaidCallMs, worstSettleMs } from './budget.js'
+import {
+  assertPaidCallBudget,
+  worstIntentHoldMs,
+  worstPaidCallMs,
+  worstSettleMs,
+} from './budget.js'
 
 const bounds = (env: Record<string, string>) => {
   const c = loadConfig(env)
@@ -150,5 +155,22 @@ describe('the paid-call budget with several facilitators', () => {
         guardTimeoutMs: 500,
       }),
     ).not.toThrow()
+  })
+})
+
+describe('the hold of a settlement ledger intent', () => {
+  it('covers the wait for a worker, the run and the settle with its ledger and guard writes', () => {
+    // Written as the run starts: 2 budgets of queue wait (4 calls queued on 2 workers), the
+    // 2 s run, the 20 s settle, 2 × 0.5 s of guard writes, 2 × 2 s of ledger writes.
+    expect(
+      worstIntentHoldMs({
+        workers: 2,
+        queueLimit: 4,
+        timeoutMs: 2_000,
+        settleTimeoutMs: 20_000,
+        guardTimeoutMs: 500,
+        ledgerWriteMs: 2_000,
+      }),
+    ).toBe(4_000 + 2_000 + 20_000 + 1_000 + 4_000)
   })
 })

@@ -56,20 +56,20 @@ export function worstSettleMs(
 }
 
 /**
- * The longest a call holds its settlement ledger intent, in milliseconds: it is written as verify
- * starts (src/payment/gate.ts), so verify (each facilitator it may try), the wait for a worker,
- * the run and the settlement ({@link worstSettleMs}).
+ * The longest a call holds its settlement ledger intent, in milliseconds: it is written as the
+ * run of a verified payment starts (src/payment/gate.ts), so the wait for a worker, the run and
+ * the settlement ({@link worstSettleMs}).
  *
  * @example worstIntentHoldMs({ facilitatorTimeoutMs: 4000, settleTimeoutMs: 20000, workers: 2, queueLimit: 4, timeoutMs: 2000 })
- * // 28000 = 4000 + 2000 + 2000 + 20000
+ * // 26000 = 4000 + 2000 + 20000 (two budgets of queue wait, the run, the settle)
  */
-export function worstIntentHoldMs(bounds: Omit<PaidCallBounds, 'maxTimeoutSeconds'>): number {
-  return (
-    verifyAttempts(bounds) * bounds.facilitatorTimeoutMs +
-    worstQueueWaitMs(bounds) +
-    bounds.timeoutMs +
-    worstSettleMs(bounds)
-  )
+export function worstIntentHoldMs(
+  bounds: Pick<
+    PaidCallBounds,
+    'workers' | 'queueLimit' | 'timeoutMs' | 'settleTimeoutMs' | 'guardTimeoutMs' | 'ledgerWriteMs'
+  >,
+): number {
+  return worstQueueWaitMs(bounds) + bounds.timeoutMs + worstSettleMs(bounds)
 }
 
 /**

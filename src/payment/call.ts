@@ -33,7 +33,7 @@ export interface GateParts {
   now: () => number
   /** The write-ahead settlement ledger; absent: no intents are written. */
   ledger?: SettlementLedger
-  /** How long a call holds its intent from the resolver, in milliseconds (its verify, run and settle's worst). */
+  /** How long a call holds its intent from the resolver, in milliseconds (its run and settle's worst). */
   ledgerHoldMs: number
   /** Reads the chains to judge a settlement in doubt; absent: the facilitator is asked again. */
   judge?: SettlementJudge

@@ -80,13 +80,14 @@ export function createPaymentGate(options: PaymentGateOptions): PaymentGate {
 
   /**
    * A call whose keys are all its own: verify, run, settle (or charge its voucher). The ledger
-   * intent of an `exact` payment is written meanwhile (it needs only the payment's key and
-   * question), and deleted if the call ends before its settle.
+   * intent of an `exact` payment that verified is written while its tool runs (it needs only the
+   * payment's key and question), and deleted if the call ends before its settle. Not before
+   * verify: a payment that fails it would cost two ledger writes.
    */
   async function pay(ctx: PaidContext): Promise<Answer> {
+    const payer = await verifyCall(parts, ctx)
     const intent = ctx.presented.matched.scheme === 'exact' ? writeIntent(parts, ctx) : undefined
     try {
-      const payer = await verifyCall(parts, ctx)
       const ran = await runTool(parts, ctx)
       const attempt = intent ? { intent } : {}
       return { ...ran, settlement: await settleStepOf(ctx)(parts, ctx, payer, attempt) }

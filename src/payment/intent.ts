@@ -6,8 +6,8 @@ import { CLOCK_SKEW_SECONDS } from './payment-shape.js'
 
 /**
  * Writes the call's settlement intent to the ledger (durable when this resolves true), held by
- * the call for `parts.ledgerHoldMs` so that no resolver judges it while its verify, run or settle
- * is in flight.
+ * the call for `parts.ledgerHoldMs` so that no resolver judges it while its run or settle is in
+ * flight.
  * A ledger that cannot commit does not stop the call (telemetry never fails a paid call): the
  * settle goes on without its intent, as before the ledger existed, and the failure is logged.
  *

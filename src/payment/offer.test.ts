@@ -38,7 +38,10 @@ describe('unpaidMessage', () => {
 describe('createOffers', () => {
   it('builds the unpaid PaymentRequired again when the schemes offered change within one facilitator state', async () => {
     const exact = { scheme: 'exact', network: 'eip155:8453' } as unknown as PaymentRequirements
-    const channel = { scheme: 'batch-settlement', network: 'eip155:8453' } as unknown as PaymentRequirements
+    const channel = {
+      scheme: 'batch-settlement',
+      network: 'eip155:8453',
+    } as unknown as PaymentRequirements
     let accepts = [exact]
     let built = 0
     const state = {

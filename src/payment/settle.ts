@@ -110,8 +110,8 @@ export interface SettleAttempt {
    */
   judged?: boolean
   /**
-   * The call's intent, already being written ({@link writeIntent}, started beside verify and the
-   * run so that its commit adds no latency): awaited before the settle request leaves.
+   * The call's intent, already being written ({@link writeIntent}, started beside the run so that
+   * its commit adds no latency): awaited before the settle request leaves.
    */
   intent?: Promise<boolean>
 }
