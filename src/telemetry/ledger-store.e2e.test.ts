@@ -7,6 +7,7 @@ import { createTestSchema, type TestSchema } from '../../test/helpers/pg-schema.
 import { settlementEventId } from './event-row.js'
 import type { SettlementLedger } from './ledger.js'
 import { createPostgresStore } from './postgres-store.js'
+import { createSqliteStore } from './sqlite-store.js'
 import { createTelemetry, type Telemetry } from './telemetry.js'
 import type { TelemetryStore } from './types.js'
 
@@ -115,5 +116,43 @@ describe.each(backends)('an event that carries its intent outcome (%s)', (_, ope
     expect(await telemetry.record(settled(T0 + 9_000))).toBe(true)
     expect((await ledger.get(key))?.decidedAt).toBe(T0 + 1_000)
     expect((await telemetry.stats()).successful_paid_calls).toBe(1)
+  })
+})
+
+describe('the SQLite store, writes gathered while a transaction commits', () => {
+  it('commits them together, and a write refused for its own data fails alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ledger-batch-'))
+    const store = createSqliteStore(join(dir, 'telemetry.sqlite'))
+    closers.push(async () => {
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+    })
+    await store.migrate()
+    const ledger = store.ledger as SettlementLedger
+    const T0 = Date.UTC(2026, 10, 28, 13, 0)
+    const intent = (key: string, amount: string) => ({
+      key,
+      network: 'eip155:8453',
+      amount,
+      tool: 'hash',
+      transport: 'http' as const,
+      createdAt: T0,
+      expiresAt: T0 + 120_000,
+      question: null,
+    })
+    // Sent in one turn: the first goes alone, the others wait for its commit and go as one batch.
+    const keys = Array.from({ length: 20 }, (_, i) => `pay:batch-${i}`)
+    const writes = keys.map((key, i) =>
+      // One amount below zero: the table's CHECK refuses it, in a savepoint of its own.
+      ledger.intend(intent(key, i === 7 ? '-1' : '1000'), T0 + 60_000),
+    )
+    const outcomes = await Promise.allSettled(writes)
+    expect(outcomes.map((o) => o.status)).toEqual(
+      keys.map((_, i) => (i === 7 ? 'rejected' : 'fulfilled')),
+    )
+    const stored = await Promise.all(keys.map((key) => ledger.get(key)))
+    expect(stored.map((entry) => entry?.amount)).toEqual(
+      keys.map((_, i) => (i === 7 ? undefined : '1000')),
+    )
   })
 })
