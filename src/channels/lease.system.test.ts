@@ -20,7 +20,8 @@ describe('the channel manager lease through a Redis outage', () => {
       lease.start({ onGain: () => events.push('+'), onLose: () => events.push('-') })
       await until(() => lease.held())
       await own.stop()
-      // Several renewals fall due while Redis is away (every 200 ms): none may end the process.
+      // Several renewals fall due while Redis is away (a third of the TTL apart): none may end
+      // the process.
       await new Promise((r) => setTimeout(r, 1_500))
       expect(events).toEqual(['+'])
       await own.start()
