@@ -12,9 +12,9 @@ import type { PaidCall } from './types.js'
  * The input check of a call that presents a payment, before its payment is verified: on the
  * runner's free lane, like all work on a request without verified money. When that lane cannot
  * make it (full, or out of time), the payment must earn the paid lane first (`earn`: a payment
- * held by the guard, or one that verifies), then the check runs there. A paid call's check is thus never
- * refused because free work fills the free lane, and a payment that fails verify never reaches
- * the paid lane's threads.
+ * held by the guard, or one that verifies), then the check runs there. A paid call's check is
+ * thus never refused because free work fills the free lane, and a payment that fails verify never
+ * reaches the paid lane's threads.
  *
  * @param earn - earns the paid lane ({@link earnPaidLane}); called only when the free lane fails
  * @returns the checked input (its RFC 8785 bytes and their SHA-256), and the paid lane if earned
