@@ -54,6 +54,8 @@ import {
   HOSTILE_CALLS,
   MAX_PIPELINE,
   MAX_TEXT_DIFF,
+  mcpTextOnlyCall,
+  mcpToolsCall,
   NESTED_QUANTIFIER,
 } from '../test/fixtures/hostile.js'
 import { FAKE_PAYER, fakeGate, fakePayload, inlineRunner } from '../test/helpers/fakes.js'
@@ -165,30 +167,14 @@ async function poolOverhead(mode: BenchMode): Promise<string> {
  */
 function envelopeCost(mode: BenchMode): string {
   const n = pick(mode, { full: 200, quick: 50, smoke: 5 })
-  const body = (args: unknown, meta?: unknown) =>
-    new TextEncoder().encode(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: {
-          name: 'payload_json_validate',
-          arguments: args,
-          ...(meta ? { _meta: meta } : {}),
-        },
-      }),
-    )
+  const encoder = new TextEncoder()
   const payment = {
     'x402/payment': { x402Version: 2, payload: { signature: `0x${'ab'.repeat(65)}` } },
   }
   const zeros = { value: new Array(500_000).fill(0), schema: {}, note: 'x402/payment' }
-  const keys = Object.fromEntries(Array.from({ length: 65_000 }, (_, i) => [`k${i}`, i]))
   const cases: [string, Uint8Array][] = [
-    ['500,000 zeros, then the payment', body(zeros, payment)],
-    [
-      '65,000 keys, "x402/payment" only in the arguments',
-      body({ value: keys, note: 'x402/payment' }),
-    ],
+    ['500,000 zeros, then the payment', encoder.encode(mcpToolsCall(zeros, payment))],
+    ['65,000 keys, "x402/payment" only in the arguments', encoder.encode(mcpTextOnlyCall())],
   ]
   // CPU time, not wall time: on a shared machine a wall clock counts the other jobs too.
   const cpuPerCall = (bytes: Uint8Array) => {
@@ -725,18 +711,7 @@ async function laneAttacks(base: string, load: 'fake-paid' | 'mcp-text'): Promis
       }),
     )
   }
-  const value = Object.fromEntries(Array.from({ length: 65_000 }, (_, i) => [`k${i}`, i]))
-  const text = Buffer.from(
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'payload_json_validate',
-        arguments: { value, schema: { description: 'x402/payment' } },
-      },
-    }),
-  )
+  const text = Buffer.from(mcpTextOnlyCall())
   return Array.from({ length: LANE_CLIENTS.mcpText }, () => ({
     name: 'unpaid 1 MB MCP tools/call holding "x402/payment"',
     periodMs: addressPeriodMs(text.length),

@@ -58,12 +58,13 @@ export function jsonBoundExceeded(value: unknown, bounds: JsonBounds): string | 
   return undefined
 }
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_ARRAY = 0x5b
-const CLOSE_ARRAY = 0x5d
-const OPEN_OBJECT = 0x7b
-const CLOSE_OBJECT = 0x7d
+// JSON's structural characters (RFC 8259), as UTF-16 code units and UTF-8 bytes alike.
+export const QUOTE = 0x22
+export const BACKSLASH = 0x5c
+export const OPEN_ARRAY = 0x5b
+export const CLOSE_ARRAY = 0x5d
+export const OPEN_OBJECT = 0x7b
+export const CLOSE_OBJECT = 0x7d
 
 /**
  * True when JSON text opens more than `depth` arrays and objects at once, read outside its strings

@@ -1,15 +1,18 @@
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from './json-bounds.js'
+
 /** Where a value lies in a JSON text, in bytes: `bytes.subarray(start, end)` is its text. */
 export interface ByteRange {
   start: number
   end: number
 }
 
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_ARRAY = 0x5b
-const CLOSE_ARRAY = 0x5d
-const OPEN_OBJECT = 0x7b
-const CLOSE_OBJECT = 0x7d
 const COMMA = 0x2c
 const COLON = 0x3a
 

@@ -38,6 +38,7 @@ import { createMemoryGuard } from '../src/payment/guard.js'
 import { FREE_CHECK_QUEUE } from '../src/runner/runner.js'
 import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
 import type { ToolEnv } from '../src/tools/types.js'
+import { mcpTextOnlyCall } from './fixtures/hostile.js'
 import { payerClient } from './helpers/clients.js'
 import { json } from './helpers/json.js'
 import { parseExposition, total } from './helpers/metrics.js'
@@ -1787,16 +1788,7 @@ describe('round three: lanes', () => {
   }, 180_000)
 
   it('(5) never reads an MCP body on the paid lane for the text "x402/payment": 48 clients sending unpaid 1 MB tools/call bodies holding it in their arguments, an honest MCP payer gets its result on every call', async () => {
-    const value = Object.fromEntries(Array.from({ length: 65_000 }, (_, i) => [`k${i}`, i]))
-    const text = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: 'payload_json_validate',
-        arguments: { value, schema: { description: 'x402/payment' } },
-      },
-    })
+    const text = mcpTextOnlyCall()
     expect(text.length).toBeGreaterThan(900 * 1024)
     expect(text.length).toBeLessThan(1024 * 1024)
     // The honest payer signs from the 402 of a small call (read on the calling thread), then
