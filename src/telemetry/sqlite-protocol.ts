@@ -21,7 +21,7 @@ export type WorkerCall =
 /** A {@link WorkerCall} as posted; `id` pairs it with its reply. */
 export type WorkerRequest = WorkerCall & { id: number }
 
-/** The writes that share one transaction when they meet in the worker (group commit). */
+/** The writes the serving thread gathers into {@link WorkerBatch}es (group commit). */
 export const GROUPED_OPS: ReadonlySet<WorkerCall['op']> = new Set([
   'insert',
   'ledger.intend',

@@ -1,12 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { createSqliteCore } from './sqlite-db.js'
-import {
-  GROUPED_OPS,
-  type WorkerBatch,
-  type WorkerData,
-  type WorkerReply,
-  type WorkerRequest,
-} from './sqlite-protocol.js'
+import type { WorkerBatch, WorkerData, WorkerReply, WorkerRequest } from './sqlite-protocol.js'
 
 // Entry point of the SQLite store's worker thread (see sqlite-store.ts): it owns the one
 // better-sqlite3 connection and runs each request to completion, in arrival order.
@@ -94,34 +88,9 @@ function runGroup(requests: WorkerRequest[]): WorkerReply[] {
   return replies
 }
 
-// Requests that arrive while a commit waits on the disk are answered together at the next turn,
-// in arrival order; the serving thread posts its writes as batches (sqlite-store.ts), each one
-// transaction answered in one message.
-let pending: (WorkerRequest | WorkerBatch)[] = []
-
-function drain(): void {
-  const items = pending
-  pending = []
-  for (let i = 0; i < items.length; ) {
-    const item = items[i] as WorkerRequest | WorkerBatch
-    if (item.op === 'batch') {
-      port?.postMessage({ batch: runGroup(item.calls) })
-      i++
-      continue
-    }
-    let end = i
-    while (end < items.length && GROUPED_OPS.has((items[end] as WorkerRequest).op)) end++
-    if (end - i > 1) {
-      for (const reply of runGroup(items.slice(i, end) as WorkerRequest[])) port?.postMessage(reply)
-      i = end
-    } else {
-      answer(item)
-      i++
-    }
-  }
-}
-
+// Each message in arrival order: the serving thread gathers its writes into batches while a
+// transaction commits (sqlite-store.ts), and a batch is one transaction answered in one message.
 port.on('message', (item: WorkerRequest | WorkerBatch) => {
-  pending.push(item)
-  if (pending.length === 1) setImmediate(drain)
+  if (item.op === 'batch') port?.postMessage({ batch: runGroup(item.calls) })
+  else answer(item)
 })
