@@ -1706,10 +1706,12 @@ describe('round three: lanes', () => {
   let honestMcp: Client
   beforeAll(async () => {
     // Every client of this file is 127.0.0.1: its 48 flooding loops stand for 48 addresses, so no
-    // cap on one address's connections (the connections block tries that).
+    // cap on one address's connections (the connections block tries that). The test stack's
+    // facilitator shares this machine with the flood: a verify bound of 10 s (the budget allows
+    // it) keeps a starved facilitator from passing for an outage of ours.
     lanes = await startService(
       stack,
-      { TOOL_WORKERS: '1', MAX_CONNECTIONS_PER_CLIENT: '0' },
+      { TOOL_WORKERS: '1', MAX_CONNECTIONS_PER_CLIENT: '0', FACILITATOR_TIMEOUT_MS: '10000' },
       { env: clock },
     )
     honestMcp = new Client({ name: 'lanes-e2e', version: '1.0.0' })
