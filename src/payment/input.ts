@@ -2,7 +2,7 @@ import { logger } from '../logger.js'
 import type { CheckedInput } from '../runner/check.js'
 import { CheckTimeoutError, OverloadedError } from '../runner/errors.js'
 import type { InputSource, ToolRunner } from '../runner/runner.js'
-import type { CheckOutcome } from '../runner/task.js'
+import type { CheckOutcome, CheckVerdict } from '../runner/task.js'
 import { ToolError } from '../tools/types.js'
 import { type InputCheck, InvalidInputError, InvalidJsonError } from './errors.js'
 import type { PaidLane } from './paid-lane.js'
@@ -75,8 +75,9 @@ const SLOW =
 
 /**
  * The free check of an unpaid body, on the runner's free lane: what a paid call with this body
- * would be refused for, or `valid`. When the lane is full or the check runs out of time, the 402
- * is answered all the same, saying the body was not checked (`valid: null`).
+ * would be refused for, or `valid` (a verdict only: a 402 needs no RFC 8785 form). When the lane is
+ * full or the check runs out of time, the 402 is answered all the same, saying the body was not
+ * checked (`valid: null`).
  *
  * @returns undefined when there is no input to check (an empty HTTP body)
  * @example await freeInputCheck(runner, tool, { body }) // { valid: true, errors: [] }
@@ -86,16 +87,16 @@ export async function freeInputCheck(
   tool: PaidCall['tool'],
   source: InputSource,
 ): Promise<InputCheck | undefined> {
-  let outcome: CheckOutcome
+  let outcome: CheckVerdict
   try {
-    outcome = await runner.check(tool, source, 'free')
+    outcome = await runner.verdict(tool, source, 'free')
   } catch (error) {
     if (error instanceof OverloadedError) return { valid: null, errors: [], reason: BUSY }
     if (error instanceof CheckTimeoutError) return { valid: null, errors: [], reason: SLOW }
     throw error
   }
   switch (outcome.status) {
-    case 'ok':
+    case 'valid':
       return { valid: true, errors: [] }
     case 'absent':
       return undefined

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
-import { checkValue } from './check.js'
+import { checkValue, readCheckReply, readVerdict } from './check.js'
 
 // checkValue never throws: what a schema or a shape check raises becomes an outcome.
 
@@ -45,5 +45,22 @@ describe('checkValue', () => {
       throw new RangeError('quoting the secret input')
     })
     expect(checkValue(faultyCheck, 'x')).toEqual({ status: 'crash', name: 'RangeError' })
+  })
+})
+
+describe('a verdict-only check', () => {
+  const hashLike = toolWith(z.object({ input: z.string() }))
+
+  it('answers valid with no form, and the same refusals as a full check', () => {
+    expect(checkValue(hashLike, { input: 'abc' }, true)).toEqual({ status: 'valid' })
+    expect(readVerdict(checkValue(hashLike, { input: 'abc' }))).toEqual({ status: 'valid' })
+    expect(checkValue(hashLike, { input: 1 }, true)).toEqual(checkValue(hashLike, { input: 1 }))
+  })
+
+  it('is never read as a checked input: a tool must not run, nor a payment be fingerprinted, without the form', () => {
+    expect(readCheckReply(checkValue(hashLike, { input: 'abc' }, true))).toEqual({
+      status: 'crash',
+      name: 'NoCanonicalForm',
+    })
   })
 })

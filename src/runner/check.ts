@@ -8,6 +8,7 @@ import {
   type CheckOutcome,
   type CheckReply,
   type CheckTask,
+  type CheckVerdict,
   type FieldRead,
   type FieldsOutcome,
   type FieldsTask,
@@ -57,8 +58,21 @@ function canonicalFrame(value: unknown): Uint8Array {
  * @example readCheckReply(checkValue(hashTool, { input: 'abc' })) // { status: 'ok', bytes, digest }
  */
 export function readCheckReply(reply: CheckReply): CheckOutcome {
-  return reply instanceof Uint8Array ? { status: 'ok', ...unframe(reply) } : reply
+  if (reply instanceof Uint8Array) return { status: 'ok', ...unframe(reply) }
+  // A verdict-only reply has no form to run or fingerprint: a fault of the caller's task.
+  return reply.status === 'valid' ? { status: 'crash', name: 'NoCanonicalForm' } : reply
 }
+
+/**
+ * A checker's reply as a verdict: `valid` for a form (a full check's `ok`), refusals as they are.
+ *
+ * @example readVerdict(checkValue(hashTool, { input: 'abc' }, true)) // { status: 'valid' }
+ */
+export function readVerdict(reply: CheckReply): CheckVerdict {
+  return reply instanceof Uint8Array ? VALID : reply
+}
+
+const VALID: CheckVerdict = Object.freeze({ status: 'valid' })
 
 /**
  * The `arguments` of the `tools/call` request `id` in a parsed JSON-RPC body (one message or a
@@ -119,7 +133,7 @@ export function checkToolBody(tool: ToolDefinition, task: CheckTask): CheckReply
     if (!isObject(parsed) || !Object.hasOwn(parsed, task.field)) return { status: 'absent' }
     input = parsed[task.field]
   }
-  return checkValue(tool, input)
+  return checkValue(tool, input, task.verdictOnly)
 }
 
 /**
@@ -162,17 +176,19 @@ export function readFields(task: FieldsTask): FieldsOutcome {
 
 /**
  * Checks a parsed input against a tool: its Zod schema ({@link safeParseUntrusted}), then its
- * shape check, then its RFC 8785 form, framed with its SHA-256. Never throws: a ToolError of the
- * check is `refused`, anything else thrown (a fault of our own code) is `crash`.
+ * shape check, then its RFC 8785 form, framed with its SHA-256 (none with `verdictOnly`: `valid`).
+ * Never throws: a ToolError of the check is `refused`, anything else thrown (a fault of our own
+ * code) is `crash`.
  *
  * @example readCheckReply(checkValue(hashTool, { input: 'abc' })) // { status: 'ok', bytes, digest }
+ * @example checkValue(hashTool, { input: 'abc' }, true) // { status: 'valid' }
  */
-export function checkValue(tool: ToolDefinition, input: unknown): CheckReply {
+export function checkValue(tool: ToolDefinition, input: unknown, verdictOnly = false): CheckReply {
   try {
     const parsed = safeParseUntrusted(tool.input, input)
     if (!parsed.success) return { status: 'invalid', issues: toInputIssues(parsed.error) }
     tool.check(parsed.data)
-    return canonicalFrame(parsed.data)
+    return verdictOnly ? VALID : canonicalFrame(parsed.data)
   } catch (error) {
     if (error instanceof ToolError) {
       return {

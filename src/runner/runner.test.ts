@@ -344,6 +344,27 @@ describe('the workers regex engine', () => {
   })
 })
 
+/**
+ * Bodies of every check outcome, for the tool ids of their first element: two of them 1 KiB and
+ * one byte over it (checked on the calling thread, and on a checker thread).
+ */
+function sampleBodies(): [string, string][] {
+  const pad = (body: string, size: number) =>
+    body.replace('"x"', `"${'x'.repeat(size - body.length + 1)}"`)
+  return [
+    ['hash', '{"input":"abc"}'],
+    ['hash', ' \n '],
+    ['hash', '{"input":'],
+    ['hash', '{"input":1}'],
+    ['json-validate', '{"value":1e400,"schema":{}}'],
+    ['json-validate', '{"value":"x","schema":{"pattern":"^(a+)+$","type":"string"}}'],
+    ['pipeline', `{"input":${'['.repeat(400)}${']'.repeat(400)},"operations":[{"type":"sha256"}]}`],
+    ['pipeline', '{"input":"","operations":{"length":[{"toString":true}]}}'],
+    ['hash', pad('{"input":"x"}', INLINE_CHECK_BYTES)],
+    ['hash', pad('{"input":"x"}', INLINE_CHECK_BYTES + 1)],
+  ]
+}
+
 describe('the input checker (checker threads)', () => {
   const utf8 = (text: string) => new TextEncoder().encode(text)
   const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -396,23 +417,7 @@ describe('the input checker (checker threads)', () => {
       // tool_timeout beside a full CI run, load average 7 to 9).
       await inline.warm()
       expect(INLINE_CHECK_BYTES).toBe(1024)
-      const pad = (body: string, size: number) =>
-        body.replace('"x"', `"${'x'.repeat(size - body.length + 1)}"`)
-      const bodies: [string, string][] = [
-        ['hash', '{"input":"abc"}'],
-        ['hash', ' \n '],
-        ['hash', '{"input":'],
-        ['hash', '{"input":1}'],
-        ['json-validate', '{"value":1e400,"schema":{}}'],
-        ['json-validate', '{"value":"x","schema":{"pattern":"^(a+)+$","type":"string"}}'],
-        [
-          'pipeline',
-          `{"input":${'['.repeat(400)}${']'.repeat(400)},"operations":[{"type":"sha256"}]}`,
-        ],
-        ['pipeline', '{"input":"","operations":{"length":[{"toString":true}]}}'],
-        ['hash', pad('{"input":"x"}', INLINE_CHECK_BYTES)],
-        ['hash', pad('{"input":"x"}', INLINE_CHECK_BYTES + 1)],
-      ]
+      const bodies = sampleBodies()
       for (const [id, body] of bodies) {
         const [here, there] = [
           await inline.check(tool(id), { body: utf8(body) }),
@@ -424,6 +429,33 @@ describe('the input checker (checker threads)', () => {
     } finally {
       await inline.close()
     }
+  })
+
+  it('gives a verdict without the RFC 8785 form: valid where a check is ok, the same refusals, on either thread', async () => {
+    const bodies = sampleBodies()
+    const verdicts = []
+    for (const [id, body] of bodies) {
+      const full = await tools.check(tool(id), { body: utf8(body) })
+      const verdict = await tools.verdict(tool(id), { body: utf8(body) })
+      expect([id, body.length, verdict]).toEqual([
+        id,
+        body.length,
+        full.status === 'ok' ? { status: 'valid' } : full,
+      ])
+      verdicts.push(verdict.status)
+    }
+    expect(verdicts).toEqual([
+      'valid',
+      'absent',
+      'invalid_json',
+      'invalid',
+      'refused',
+      'valid',
+      'refused',
+      'invalid',
+      'valid',
+      'valid',
+    ])
   })
 
   it('tells an absent body, malformed JSON and schema issues apart', async () => {

@@ -3,7 +3,7 @@ import { Piscina } from 'piscina'
 import { logger } from '../logger.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import type { CheckedInput } from './check.js'
-import { checkToolBody, readCheckReply } from './check.js'
+import { checkToolBody, readCheckReply, readVerdict } from './check.js'
 import { OverloadedError, ToolTimeoutError } from './errors.js'
 import { JsonResult } from './json-result.js'
 import { type CheckLane, createCheckLane } from './lane.js'
@@ -12,6 +12,7 @@ import {
   type CheckOutcome,
   type CheckReply,
   type CheckTask,
+  type CheckVerdict,
   type FieldsOutcome,
   PING,
   type TaskOutcome,
@@ -92,6 +93,23 @@ export interface InputSource {
 }
 
 /**
+ * The check task of an input of `tool` (what a checker thread, or the calling thread for a small
+ * body, runs: `checkBody` in check.ts); `verdictOnly` makes no RFC 8785 form.
+ *
+ * @example checkTaskOf('hash', { body }, false) // { kind: 'check', tool: 'hash', body }
+ */
+export function checkTaskOf(tool: string, source: InputSource, verdictOnly: boolean): CheckTask {
+  return {
+    kind: 'check',
+    tool,
+    body: source.body,
+    ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
+    ...(source.field !== undefined ? { field: source.field } : {}),
+    ...(verdictOnly ? { verdictOnly: true as const } : {}),
+  }
+}
+
+/**
  * The checker lanes: `paid`, for calls whose payment verified (or is already held as a payment
  * sent to settlement), and `free`, for everything else: the free check of a 402, free endpoints,
  * and the check of a call whose payment is not verified yet.
@@ -138,6 +156,14 @@ export interface ToolRunner {
    * @throws {CheckTimeoutError} when the check ran past its budget (its thread is replaced)
    */
   check(tool: ToolDefinition, source: InputSource, lane?: Lane): Promise<CheckOutcome>
+  /**
+   * {@link check} without the RFC 8785 form and its SHA-256, on the same thread and lane: whether
+   * the input would pass (`valid`) or why not. For the free check of an unpaid body, which nothing
+   * runs or fingerprints.
+   *
+   * @throws as {@link check}
+   */
+  verdict(tool: ToolDefinition, source: InputSource, lane?: Lane): Promise<CheckVerdict>
   /**
    * Reads top-level fields of a JSON object body on a checker thread of the free lane (their text
    * when strings, the SHA-256 of their RFC 8785 form): how a free endpoint reads a body of up to
@@ -387,22 +413,30 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     return warming
   }
 
-  async function check(
+  /**
+   * A check's reply, read by `read`: on the calling thread for a small body (no await: a 402's
+   * check is on the hot path), else on a checker of `lane`.
+   */
+  function checkWith<T>(
+    read: (reply: CheckReply) => T,
     tool: ToolDefinition,
     source: InputSource,
-    lane: Lane = 'free',
-  ): Promise<CheckOutcome> {
-    const task: CheckTask = {
-      kind: 'check',
-      tool: tool.id,
-      body: source.body,
-      ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
-      ...(source.field !== undefined ? { field: source.field } : {}),
-    }
-    if (source.body.length <= inlineCheckBytes) return readCheckReply(checkToolBody(tool, task))
-    const reply = await lanes[lane].run<CheckReply>({ ...task, body: ownBuffer(source.body) })
-    return reply ? readCheckReply(reply) : { status: 'crash', name: 'NoOutcome' }
+    lane: Lane,
+    verdictOnly: boolean,
+  ): Promise<T> {
+    const task = checkTaskOf(tool.id, source, verdictOnly)
+    if (source.body.length <= inlineCheckBytes)
+      return Promise.resolve(read(checkToolBody(tool, task)))
+    return lanes[lane]
+      .run<CheckReply>({ ...task, body: ownBuffer(source.body) })
+      .then((reply) => read(reply ?? { status: 'crash', name: 'NoOutcome' }))
   }
+
+  const check = (tool: ToolDefinition, source: InputSource, lane: Lane = 'free') =>
+    checkWith(readCheckReply, tool, source, lane, false)
+
+  const verdict = (tool: ToolDefinition, source: InputSource, lane: Lane = 'free') =>
+    checkWith(readVerdict, tool, source, lane, true)
 
   async function fields(body: Uint8Array, names: string[]): Promise<FieldsOutcome> {
     const outcome = await lanes.free.run<FieldsOutcome>({
@@ -561,6 +595,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
 
   return {
     check,
+    verdict,
     fields,
     messages,
     admit,

@@ -40,6 +40,11 @@ export interface CheckTask {
    * `POST /receipts/verify` body); absent: the body is the input.
    */
   field?: string
+  /**
+   * Only the verdict: the checker stops after the shape check and makes no RFC 8785 form (the
+   * free check of an unpaid body, which nothing fingerprints or runs); its `ok` is `valid`.
+   */
+  verdictOnly?: true
 }
 
 /**
@@ -98,11 +103,21 @@ export type CheckOutcome =
   | { status: 'refused'; error: ToolErrorData }
   | { status: 'crash'; name: string }
 
+/** Every {@link CheckOutcome} but `ok`: why a check refused an input, or that it had none. */
+export type CheckRefusal = Exclude<CheckOutcome, { status: 'ok' }>
+
+/**
+ * What a check without the RFC 8785 form answers ({@link CheckTask.verdictOnly}): `valid` where
+ * a full check would answer `ok`, and the same refusals.
+ */
+export type CheckVerdict = { status: 'valid' } | CheckRefusal
+
 /**
  * A {@link CheckOutcome} as a checker thread sends it: `ok` as one transferred buffer (see
- * `frame` in framed.ts: the SHA-256, then the canonical JSON), the others as plain data.
+ * `frame` in framed.ts: the SHA-256, then the canonical JSON), the others as plain data; a
+ * verdict-only check's `valid` as it is.
  */
-export type CheckReply = Uint8Array | Exclude<CheckOutcome, { status: 'ok' }>
+export type CheckReply = Uint8Array | CheckVerdict
 
 /**
  * What a tool worker answers: the result (the SHA-256 of its RFC 8785 form, then its JSON, in one

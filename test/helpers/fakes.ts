@@ -12,11 +12,17 @@ import { createPaymentGate, type PaymentEvent } from '../../src/payment/gate.js'
 import { createMemoryGuard, type SettlementGuard } from '../../src/payment/guard.js'
 import { configuredRails } from '../../src/payment/rails.js'
 import type { Receipts } from '../../src/receipts/index.js'
-import { checkBody, readCheckReply, readFields } from '../../src/runner/check.js'
+import { checkBody, readCheckReply, readFields, readVerdict } from '../../src/runner/check.js'
 import { OverloadedError } from '../../src/runner/errors.js'
 import { JsonResult } from '../../src/runner/json-result.js'
 import { readMessages } from '../../src/runner/messages.js'
-import type { Admission, InputSource, Lane, ToolRunner } from '../../src/runner/runner.js'
+import {
+  type Admission,
+  checkTaskOf,
+  type InputSource,
+  type Lane,
+  type ToolRunner,
+} from '../../src/runner/runner.js'
 import type { QuestionOf, SettlementJudge } from '../../src/settlement/types.js'
 import type { SettlementLedger } from '../../src/telemetry/ledger.js'
 import { type ToolDefinition, type ToolEnv, ToolError } from '../../src/tools/types.js'
@@ -85,6 +91,17 @@ export function inlineRunner(
     const refusal = runner.refuse(lane)
     if (refusal) throw refusal
   }
+  // Counted and laned as a check of the real runner; `verdictOnly` as the real runner sends it.
+  const checkOnce = (
+    tool: ToolDefinition,
+    source: InputSource,
+    lane: Lane,
+    verdictOnly: boolean,
+  ) => {
+    runner.checks++
+    onLane(lane)
+    return checkBody(new Map([[tool.id, tool]]), checkTaskOf(tool.id, source, verdictOnly))
+  }
   const laneStatus = (lane: Lane) => ({
     checking: 0,
     started: runner.lanes.filter((l) => l === lane).length,
@@ -96,17 +113,10 @@ export function inlineRunner(
     lanes: [] as Lane[],
     refuse: (_lane: Lane): Error | undefined => undefined,
     async check(tool: ToolDefinition, source: InputSource, lane: Lane = 'free') {
-      runner.checks++
-      onLane(lane)
-      return readCheckReply(
-        checkBody(new Map([[tool.id, tool]]), {
-          kind: 'check',
-          tool: tool.id,
-          body: source.body,
-          ...(source.mcpRequestId !== undefined ? { mcpRequestId: source.mcpRequestId } : {}),
-          ...(source.field !== undefined ? { field: source.field } : {}),
-        }),
-      )
+      return readCheckReply(checkOnce(tool, source, lane, false))
+    },
+    async verdict(tool: ToolDefinition, source: InputSource, lane: Lane = 'free') {
+      return readVerdict(checkOnce(tool, source, lane, true))
     },
     async fields(body: Uint8Array, names: string[]) {
       return readFields({ kind: 'fields', body, names })
