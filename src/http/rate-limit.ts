@@ -68,6 +68,9 @@ export const RATE_LIMIT_POLICY = 'free'
 /** Paths never limited: the load balancer's health probe (it comes from the proxy's address). */
 const EXEMPT_PATHS = new Set(['/health'])
 
+/** Context key: the request's client bucket (see {@link clientBucket}). */
+const BUCKET_KEY = 'rateLimitBucket'
+
 /** The TCP peer of a request served by @hono/node-server; undefined in an in-process request. */
 function socketAddress(c: Context): string | undefined {
   const env = c.env as { incoming?: unknown; server?: unknown } | undefined
@@ -134,8 +137,17 @@ export function createRateLimit(options: RateLimitOptions): RateLimit | undefine
   const message = `Too many unpaid requests: ${points} per ${duration} s per client. Paying clients are never limited by their paid calls. Retry after Retry-After seconds.`
   let failing = false
 
-  const keyOf = (c: Context) =>
-    clientBucket(clientAddress(socketAddress(c), c.req.header('x-forwarded-for'), trustProxyHops))
+  // Once per request: the middleware and the gate's quotaOf both ask for it.
+  const keyOf = (c: Context): string => {
+    let key = c.get(BUCKET_KEY) as string | undefined
+    if (key === undefined) {
+      key = clientBucket(
+        clientAddress(socketAddress(c), c.req.header('x-forwarded-for'), trustProxyHops),
+      )
+      c.set(BUCKET_KEY, key)
+    }
+    return key
+  }
 
   /** A limiter error other than "over the limit": logged once per episode, then let through. */
   const failedOpen = (error: unknown) => {

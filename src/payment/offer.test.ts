@@ -1,5 +1,7 @@
+import { x402ResourceServer } from '@x402/core/server'
 import type { PaymentRequired, PaymentRequirements, ResourceInfo } from '@x402/core/types'
 import { describe, expect, it } from 'vitest'
+import { BASE_REQUIREMENTS } from '../../test/helpers/requirements.js'
 import type { LiveState } from '../facilitators/link.js'
 import { hmacTool } from '../tools/hmac.js'
 import { pipelineTool } from '../tools/pipeline/index.js'
@@ -69,5 +71,41 @@ describe('createOffers', () => {
     expect(await schemes()).toEqual(['exact', 'batch-settlement'])
     expect(await schemes()).toEqual(['exact', 'batch-settlement'])
     expect(built).toBe(2)
+  })
+
+  it("keeps the tool's extension declarations as declared, though the SDK writes its enrichment into the object it is given", async () => {
+    const server = new x402ResourceServer()
+    let signed = 0
+    server.registerExtension({
+      key: 'offer-receipt',
+      enrichPaymentRequiredResponse: async (declaration) => ({ signed: ++signed, declaration }),
+    })
+    const state = { accepts: async () => [BASE_REQUIREMENTS], server } as unknown as LiveState
+    const declaration = { info: { receipt: { format: 'jws' } } }
+    const receipts = {
+      offerReceipt: { declaration: { 'offer-receipt': declaration } },
+      offerEpoch: () => 0,
+    } as unknown as Parameters<typeof createOffers>[0]
+    const offerOf = createOffers(receipts)
+    const call = {
+      tool: hmacTool,
+      transport: 'http' as const,
+      resource: { url: 'https://tools.example/hmac' } as ResourceInfo,
+      extensions: { bazaar: { info: {} } },
+    }
+    const first = await offerOf(state, call)
+    const unpaid = await first.unpaid()
+    const refused = await first.refusal('invalid_payment')
+    // Each 402 carries its own enrichment of the declaration, never an enrichment of an enrichment.
+    expect(unpaid.extensions?.['offer-receipt']).toEqual({ signed: 1, declaration })
+    expect(refused.extensions?.['offer-receipt']).toEqual({ signed: 2, declaration })
+    const second = await offerOf(state, call)
+    expect(second.extensions).toBe(first.extensions)
+    expect(second.extensions['offer-receipt']).toBe(declaration)
+    expect(Object.keys(second.extensions)).toEqual([
+      'bazaar',
+      'payment-identifier',
+      'offer-receipt',
+    ])
   })
 })

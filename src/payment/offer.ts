@@ -19,7 +19,10 @@ import type { PaidCall } from './types.js'
 export interface Offer {
   /** PaymentRequirements of every live rail, in rail order. */
   requirements: PaymentRequirements[]
-  /** Extensions declared in the PaymentRequired (bazaar info, `payment-identifier`, `offer-receipt`). */
+  /**
+   * Extensions declared in the PaymentRequired (bazaar info, `payment-identifier`,
+   * `offer-receipt`); shared by the calls of a tool: callers must not change it.
+   */
   extensions: Record<string, unknown>
   /**
    * The PaymentRequired of an unpaid request: built once per facilitator state, transport, tool,
@@ -64,18 +67,27 @@ export function createOffers(
     LiveState,
     { epoch: number; built: Map<string, Promise<PaymentRequired>> }
   >()
+  // Per tool's own extensions object (one per tool and transport): the same for every call.
+  const extensionsBuilt = new WeakMap<object, Record<string, unknown>>()
+  const noExtensions = {}
+  const extensionsOf = (own: Record<string, unknown> = noExtensions) => {
+    let extensions = extensionsBuilt.get(own)
+    if (!extensions) {
+      extensions = { ...withPaymentIdentifier(own), ...receipts?.offerReceipt.declaration }
+      extensionsBuilt.set(own, extensions)
+    }
+    return extensions
+  }
   return async function offerOf(state, call) {
     const requirements = await state.accepts(call.tool.price)
-    const extensions = {
-      ...withPaymentIdentifier(call.extensions),
-      ...receipts?.offerReceipt.declaration,
-    }
+    const extensions = extensionsOf(call.extensions)
     const refusal = (error: string, payment?: PaymentPayload) =>
       state.server.createPaymentRequiredResponse(
         requirements,
         call.resource,
         error,
-        extensions,
+        // A copy: the SDK writes each extension's enriched declaration into the object it gets.
+        { ...extensions },
         undefined,
         payment,
       )
@@ -118,8 +130,8 @@ export async function unpaidRefusal(
 ): Promise<PaymentRequiredError> {
   let inputCheck: InputCheck | undefined
   if (call.source && call.source.body.length > 0) {
-    if (call.prepaid === undefined)
-      await call.quota?.charge(requestPoints(call.source.body.length) - 1)
+    const rest = requestPoints(call.source.body.length) - 1
+    if (call.prepaid === undefined && rest > 0) await call.quota?.charge(rest)
     inputCheck = await freeInputCheck(runner, call.tool, call.source)
   }
   return new PaymentRequiredError(
@@ -129,6 +141,9 @@ export async function unpaidRefusal(
     inputCheck ? { inputCheck } : {},
   )
 }
+
+/** Per tool, its price as {@link unpaidMessage} states it: formatted once, read on every 402. */
+const prices = new WeakMap<ToolDefinition, string>()
 
 /**
  * The `error` of an unpaid call's 402: what is wrong with the body first, when the free check
@@ -140,7 +155,11 @@ export async function unpaidRefusal(
  * // 'Invalid body, fix it before paying: /key Required (expected string). /hmac costs 0.001 USDC'
  */
 export function unpaidMessage(tool: ToolDefinition, inputCheck: InputCheck | undefined): string {
-  const price = `${tool.path} costs ${usdcDecimal(tool.price)} USDC`
+  let price = prices.get(tool)
+  if (price === undefined) {
+    price = `${tool.path} costs ${usdcDecimal(tool.price)} USDC`
+    prices.set(tool, price)
+  }
   if (inputCheck?.valid !== false) return `Payment required: ${price}`
   const shown = inputCheck.errors.slice(0, 5).map((i) => `${i.path || '/'} ${i.message}`)
   const more = inputCheck.errors.length > 5 ? ` (and ${inputCheck.errors.length - 5} more)` : ''
