@@ -63,6 +63,41 @@ describe('jsonTextDeeperThan', () => {
     expect(jsonTextDeeperThan('["\\"]"]', 1)).toBe(false)
     expect(jsonTextDeeperThan('"[[[[[["', 0)).toBe(false)
     expect(jsonTextDeeperThan(`${'['.repeat(3000)}${']'.repeat(3000)}`, 32)).toBe(true)
+    // Runs of backslashes before a quote: an even run escapes itself, an odd one the quote too.
+    expect(jsonTextDeeperThan('["\\\\",[]]', 1)).toBe(true)
+    expect(jsonTextDeeperThan('["\\\\\\"[]"]', 1)).toBe(false)
+    expect(jsonTextDeeperThan('["\\"[\\\\",[[]]]', 2)).toBe(true)
+    // Not JSON: an unterminated string hides the rest of the text, as a parse would refuse it.
+    expect(jsonTextDeeperThan('["\\"[[[[', 1)).toBe(false)
+  })
+
+  it('counts a quote as escaped exactly when a backslash before it escapes it, on any text', () => {
+    // Old definition, one character at a time: inside a string a backslash skips the next one.
+    const oracle = (text: string, depth: number) => {
+      let open = 0
+      let inString = false
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i]
+        if (inString) {
+          if (c === '\\') i++
+          else if (c === '"') inString = false
+        } else if (c === '"') inString = true
+        else if (c === '[' || c === '{') {
+          if (++open > depth) return true
+        } else if (c === ']' || c === '}') open--
+      }
+      return false
+    }
+    const texts = fc.string({
+      unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', ','),
+      maxLength: 40,
+    })
+    fc.assert(
+      fc.property(texts, fc.integer({ min: 0, max: 4 }), (text, depth) => {
+        expect(jsonTextDeeperThan(text, depth)).toBe(oracle(text, depth))
+      }),
+      { numRuns: 2000 },
+    )
   })
 
   it('agrees with the depth of the parsed value on any JSON text', () => {
