@@ -206,17 +206,22 @@ export interface Usage {
   /** Main-thread busy time (event-loop utilization × wall time), milliseconds. */
   activeMs: number
   /**
-   * CPU time of the main thread alone (Linux `/proc/self/task/<pid>/stat`, 10 ms ticks), in
-   * microseconds; -1 elsewhere. Unlike `activeMs` it does not count the time the busy thread
-   * waited for a core on a loaded machine.
+   * CPU time of the main thread alone (Linux: `/proc/self/task/<pid>/schedstat`, in nanoseconds,
+   * else its `stat`, in 10 ms ticks), in microseconds; -1 elsewhere. Unlike `activeMs` it does not
+   * count the time the busy thread waited for a core on a loaded machine.
    */
   mainCpuMicros: number
 }
 
 /** CPU time of this process's main thread in microseconds (Linux), or -1. */
 export function mainThreadCpuMicros(): number {
+  const task = `/proc/self/task/${process.pid}`
   try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8')
+    // Its first field: nanoseconds spent running on a CPU.
+    return Number(readFileSync(`${task}/schedstat`, 'utf8').split(' ')[0]) / 1000
+  } catch {}
+  try {
+    const stat = readFileSync(`${task}/stat`, 'utf8')
     // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS
@@ -681,6 +686,14 @@ function report(
   const ms = (v: number) => `${v} ms`
   line('unpaid 402, req/s', 402, (s) => s.rps, rps)
   line('unpaid 402, server CPU per request', 402, (s) => s.cpuPerRequestMicros, fmtMicros)
+  if (find('ours', 402).every((s) => s.mainCpuPerRequestMicros >= 0)) {
+    line(
+      'unpaid 402, main-thread CPU per request',
+      402,
+      (s) => s.mainCpuPerRequestMicros,
+      fmtMicros,
+    )
+  }
   line('unpaid 402, latency p50', 402, (s) => s.p50, ms)
   line('unpaid 402, latency p99', 402, (s) => s.p99, ms)
   line('paid 200, req/s', 200, (s) => s.rps, rps)
@@ -728,7 +741,8 @@ function report(
       'receipts signed); the peer is the official `@x402/hono` `paymentMiddleware`. Every paid ' +
       "request carries a fresh payment signed by the official client from that server's own 402, " +
       'Base and Solana alternately. "server CPU" is the child process\'s CPU time (every thread) ' +
-      'per request; "main-thread time" is its event-loop utilization × wall time per request.',
+      'per request; "main-thread time" is its event-loop utilization × wall time per request, ' +
+      '"main-thread CPU" the time its main thread ran on a core (Linux `schedstat`).',
     '',
     table(['medians', 'ours', 'peer', 'ours / peer (median of the rounds, and their range)'], rows),
     '',
@@ -770,6 +784,10 @@ function ledgerOffTable(
   line('paid 200, req/s', 200, (s) => s.rps)
   line('paid 200, server CPU per request', 200, (s) => s.cpuPerRequestMicros)
   line('unpaid 402, req/s', 402, (s) => s.rps)
+  line('unpaid 402, server CPU per request', 402, (s) => s.cpuPerRequestMicros)
+  if (find('ours', 402).every((s) => s.mainCpuPerRequestMicros >= 0)) {
+    line('unpaid 402, main-thread CPU per request', 402, (s) => s.mainCpuPerRequestMicros)
+  }
   return [
     "The settlement ledger's cost: ours with it (as deployed) and without it, in the same rounds.",
     '',
