@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { startPrivateRedis } from '../devnet/redis.js'
+import { createRedis } from '../redis.js'
 import { createLease } from './lease.js'
 
 // The channel manager's lease on a Redis server of our own, stopped and started again: the
@@ -12,8 +12,9 @@ const prefix = `payload-tools-test:${randomUUID()}`
 describe('the channel manager lease through a Redis outage', () => {
   it('keeps its holder running through a Redis outage: the renewal waits for Redis, finds the lease gone (Redis restarted empty) and takes it again', async () => {
     const own = await startPrivateRedis()
-    const client = new Redis(own.url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
-    client.on('error', () => {})
+    // The service's own connection: no offline queue, and a command timeout the lease's
+    // connection must not inherit (a renewal timed out while Redis was away went unhandled).
+    const { client } = createRedis({ url: own.url, timeoutMs: 200 })
     const lease = createLease(client, { pollMs: 50, key: `${prefix}:outage`, ttlMs: 600 })
     const events: string[] = []
     try {

@@ -55,10 +55,15 @@ export function createLease(
   let stopped = false
   let handlers: { onGain(): void; onLose(): void } | undefined
   // redis-semaphore 5.8 renews on a timer that does not catch a failed command: on the service's
-  // client (no offline queue) a renewal during a Redis outage rejects unhandled and ends the
-  // process. On a connection of its own that queues commands while Redis is away, a renewal
-  // waits for the reconnection instead, then learns whether the lease is still ours.
-  const connection = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null })
+  // client (no offline queue, a command timeout) a renewal during a Redis outage rejects
+  // unhandled and ends the process. On a connection of its own that queues commands while Redis
+  // is away and never times them out, a renewal waits for the reconnection instead, then learns
+  // whether the lease is still ours. (Its release is bounded on its own: `stop`.)
+  const connection = redis.duplicate({
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: null,
+    commandTimeout: undefined,
+  })
   connection.on('error', () => {
     // The service's own client logs Redis outages; this one only waits them out.
   })
