@@ -161,6 +161,13 @@ async function envelope(res: Response): Promise<Record<string, unknown>> {
 }
 
 /** An MCP failure envelope without its `request_id`. */
+/** Whether an MCP tool result is the `facilitator_unavailable` failure (nothing run or charged). */
+const unavailable = (result: unknown) =>
+  typeof result === 'object' &&
+  result !== null &&
+  (result as CallToolResult)._meta?.['payload-tools/failure'] !== undefined &&
+  failureOf(result as CallToolResult).code === 'facilitator_unavailable'
+
 const failureOf = (result: CallToolResult) => {
   const failure = (result._meta?.['payload-tools/failure'] ?? {}) as Record<string, unknown>
   const { request_id, ...rest } = failure
@@ -1819,13 +1826,19 @@ describe('round three: lanes', () => {
         const payment = await (await payerClient(payerKeys(stack, 'evm', 1))).createPaymentPayload(
           required,
         )
-        const result = await honestMcp
-          .callTool({
-            name: 'payload_json_validate',
-            arguments: args,
-            _meta: { 'x402/payment': payment },
-          })
-          .catch((error: unknown) => String(error))
+        const call = () =>
+          honestMcp
+            .callTool({
+              name: 'payload_json_validate',
+              arguments: args,
+              _meta: { 'x402/payment': payment },
+            })
+            .catch((error: unknown) => String(error))
+        // The test stack's facilitator and Solana run in this process, beside the flood: a verify
+        // past its bound is `facilitator_unavailable`, nothing run or charged, and a payer sends
+        // the same payment again (at most twice). No other answer is retried.
+        let result = await call()
+        for (let retry = 0; retry < 2 && unavailable(result); retry++) result = await call()
         honest.push((result as CallToolResult).structuredContent ?? result)
       }
       expect(honest).toEqual(
