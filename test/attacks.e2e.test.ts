@@ -161,19 +161,19 @@ async function envelope(res: Response): Promise<Record<string, unknown>> {
 }
 
 /** An MCP failure envelope without its `request_id`. */
-/** Whether an MCP tool result is the `facilitator_unavailable` failure (nothing run or charged). */
-const unavailable = (result: unknown) =>
-  typeof result === 'object' &&
-  result !== null &&
-  (result as CallToolResult)._meta?.['payload-tools/failure'] !== undefined &&
-  failureOf(result as CallToolResult).code === 'facilitator_unavailable'
-
 const failureOf = (result: CallToolResult) => {
   const failure = (result._meta?.['payload-tools/failure'] ?? {}) as Record<string, unknown>
   const { request_id, ...rest } = failure
   expect(typeof request_id).toBe('string')
   return rest as { code: string; error: string } & Record<string, unknown>
 }
+
+/** Whether an MCP tool result is the `facilitator_unavailable` failure (nothing run or charged). */
+const unavailable = (result: unknown) =>
+  typeof result === 'object' &&
+  result !== null &&
+  (result as CallToolResult)._meta?.['payload-tools/failure'] !== undefined &&
+  failureOf(result as CallToolResult).code === 'facilitator_unavailable'
 
 describe('a client-supplied schema is never compiled or run', () => {
   // Before: @x402/extensions compiled the echoed `schema` with a new Ajv and ran it on the event
