@@ -176,28 +176,52 @@ const failureCodeOf = (result: unknown): string | undefined =>
     ? failureOf(result as CallToolResult).code
     : undefined
 
+/** Transport errors of a connection the server closed as the request went out. */
+const CLOSED_CONNECTION = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'])
+
+/**
+ * Whether `error` (or one of its causes) is a connection closed under a request: a kept-alive
+ * connection the server closed at the same moment (its idle timeout), or one it closed as its
+ * request timeout passed on a machine too busy to send a 1 MB body in time. fetch resends only
+ * idempotent methods; a POST is the client's to send again.
+ */
+function connectionClosed(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (CLOSED_CONNECTION.has(String((e as { code?: unknown }).code))) return true
+  }
+  return false
+}
+
 /**
  * Sends an honest payer's paid call as docs/errors.md tells a payer to: the same payment again
- * after `facilitator_unavailable` (nothing run or charged; at most twice), and after
- * `settlement_unknown` or `payment_in_progress` once their `Retry-After` (5 s) has passed (at most
- * three times, as the MCP bridge does). No other answer is retried.
+ * after `facilitator_unavailable` (nothing run or charged), or after its connection was closed
+ * under it (at most twice either way), and after `settlement_unknown` or `payment_in_progress`
+ * once their `Retry-After` (5 s) has passed (at most three times, as the MCP bridge does). No
+ * other answer is retried.
  * @param call - sends the paid call, always with the same payment
  * @param failureCode - the answer's failure code, or undefined for any other answer
  * @returns the last answer
+ * @throws what the last send threw
  */
 async function payHonestly<T>(
   call: () => Promise<T>,
   failureCode: (answer: T) => Promise<string | undefined> | string | undefined,
 ): Promise<T> {
-  let answer = await call()
-  for (let unavailable = 0, inDoubt = 0; ; ) {
+  for (let unavailable = 0, closed = 0, inDoubt = 0; ; ) {
+    let answer: T
+    try {
+      answer = await call()
+    } catch (error) {
+      if (!connectionClosed(error) || closed >= 2) throw error
+      closed++
+      continue
+    }
     const code = await failureCode(answer)
     if (code === 'facilitator_unavailable' && unavailable < 2) unavailable++
     else if ((code === 'settlement_unknown' || code === 'payment_in_progress') && inDoubt < 3) {
       inDoubt++
       await new Promise((resolve) => setTimeout(resolve, 5_000))
     } else return answer
-    answer = await call()
   }
 }
 
@@ -1761,17 +1785,15 @@ describe('round three: lanes', () => {
   const paidLaneStarted = () => lanes.service.runner.status().lanes.paid.started
 
   /**
-   * `send` again when the connection was reset, at most twice: a POST on a kept-alive connection
-   * the server closed at the same moment is reset, and fetch resends only idempotent methods (a
-   * CI run lost an attacker's loop so). Any answer is kept as it came.
+   * `send` again when its connection was closed under it ({@link connectionClosed}), at most
+   * twice (CI runs lost an attacker's loop so). Any answer is kept as it came.
    */
   async function resent(send: () => Promise<Response>): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await send()
       } catch (error) {
-        const code = ((error as Error).cause as { code?: string } | undefined)?.code
-        if (code !== 'ECONNRESET' || attempt >= 2) throw error
+        if (!connectionClosed(error) || attempt >= 2) throw error
       }
     }
   }
@@ -1820,7 +1842,7 @@ describe('round three: lanes', () => {
     let honestSends = 0
     const before = paidLaneStarted()
     const fakes = flood(unfunded.length, async (client) => {
-      const res = await post(lanes, '/json-validate', heavy, unfunded[client])
+      const res = await resent(() => post(lanes, '/json-validate', heavy, unfunded[client]))
       return `${res.status} ${await codeOf(res)}`
     })
     try {
@@ -1880,13 +1902,11 @@ describe('round three: lanes', () => {
         )
         const call = () => {
           honestSends++
-          return honestMcp
-            .callTool({
-              name: 'payload_json_validate',
-              arguments: args,
-              _meta: { 'x402/payment': payment },
-            })
-            .catch((error: unknown) => String(error))
+          return honestMcp.callTool({
+            name: 'payload_json_validate',
+            arguments: args,
+            _meta: { 'x402/payment': payment },
+          })
         }
         // The test stack's facilitator runs in this process, beside the flood: a verify past its
         // bound is `facilitator_unavailable`, a settle past its bound `settlement_unknown`, and
