@@ -20,6 +20,14 @@ const decoder = new TextDecoder()
 export function runTask(tools: ReadonlyMap<string, ToolDefinition>, task: ToolTask): TaskOutcome {
   const tool = tools.get(task.tool)
   if (!tool) return { ok: false, crash: 'UnknownTool' }
+  return runToolTask(tool, task)
+}
+
+/**
+ * {@link runTask} of a tool already in hand: what a worker runs, and what the calling thread runs
+ * for a tool that may run inline (`ToolDefinition.inline`). Never throws.
+ */
+export function runToolTask(tool: ToolDefinition, task: ToolTask): TaskOutcome {
   const env = { nowSeconds: () => task.nowSeconds }
   try {
     const input: unknown = JSON.parse(decoder.decode(task.input))

@@ -5,12 +5,14 @@ import { logger } from '../logger.js'
 import { catalog } from '../tools/catalog.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import { checkedInput } from './check.js'
+import { catalog as fixtureTools } from '../../test/fixtures/runner-tools.js'
 import { OverloadedError, ToolTimeoutError } from './errors.js'
 import {
   admissionGraceMs,
   createToolRunner,
   FREE_CHECK_QUEUE,
   INLINE_CHECK_BYTES,
+  INLINE_RUN_BYTES,
   type ToolRunner,
   worstQueueWaitMs,
 } from './runner.js'
@@ -36,8 +38,14 @@ beforeAll(async () => {
     queueLimit: 1,
     catalog: fixtureCatalog,
   })
-  // Every body to a checker thread: the tests below check that path.
-  tools = createToolRunner({ workers: 1, timeoutMs: 2000, queueLimit: 2, inlineCheckBytes: 0 })
+  // Every body to a checker thread and every call to a worker: the tests below check that path.
+  tools = createToolRunner({
+    workers: 1,
+    timeoutMs: 2000,
+    queueLimit: 2,
+    inlineCheckBytes: 0,
+    inlineRunBytes: 0,
+  })
   await Promise.all([fixtures.warm(), tools.warm()])
 })
 afterAll(async () => {
@@ -303,6 +311,63 @@ describe('the tool runner', () => {
       expect(rejected).toEqual(['admission', 'queue'])
     } finally {
       await runner.close()
+    }
+  })
+
+  it('runs an inline tool on the calling thread up to its input bound, a larger input on a worker, with the same results, errors and reports', async () => {
+    const runs: string[] = []
+    // A bound of 8 bytes: {"n":1} (7 bytes) runs inline, {"n":123} (9 bytes) on a worker.
+    const runner = createToolRunner({
+      workers: 1,
+      timeoutMs: 2000,
+      queueLimit: 1,
+      catalog: fixtureCatalog,
+      inlineRunBytes: 8,
+      observer: { ran: (r) => runs.push(`${r.tool} ${r.outcome}`), rejected: () => {} },
+    })
+    const thread = fixtureTools.find((t) => t.id === 'thread') as ToolDefinition
+    try {
+      expect(await run(runner, { ...thread, inline: true }, { n: 1 })).toEqual({
+        input: { n: 1 },
+        thread: 0,
+      })
+      const worker = (await run(runner, { ...thread, inline: true }, { n: 123 })) as {
+        thread: number
+      }
+      expect(worker.thread).toBeGreaterThan(0)
+      // Without the flag, even a small input runs on a worker.
+      expect(((await run(runner, thread, { n: 1 })) as { thread: number }).thread).toBeGreaterThan(
+        0,
+      )
+      expect(runs).toEqual(['thread ok', 'thread ok', 'thread ok'])
+    } finally {
+      await runner.close()
+    }
+
+    // The catalogue's inline tools at the deployed bound: the same bytes and RFC 8785 digest as a
+    // worker's (an input over the bound runs on a worker), and the same ToolError.
+    expect(catalog.filter((t) => t.inline).map((t) => t.id)).toEqual(['hash', 'base64', 'hmac'])
+    const deployed = createToolRunner({ workers: 1, timeoutMs: 2000, queueLimit: 1 })
+    try {
+      const hash = tool('hash')
+      const inputs = [
+        hash.input.parse({ input: 'abc', algorithm: 'SHA-512' }),
+        hash.input.parse({ input: 'x'.repeat(INLINE_RUN_BYTES) }),
+      ]
+      for (const input of inputs) {
+        const here = await deployed.admit().run(hash, checkedInput(input), 0)
+        const there = await tools.admit().run(hash, checkedInput(input), 0)
+        expect([here.bytes, here.digest]).toEqual([there.bytes, there.digest])
+      }
+      const base64 = tool('base64')
+      const bad = base64.input.parse({ mode: 'decode', input: 'ab*d' })
+      const inline = await rejection(deployed.admit().run(base64, checkedInput(bad), 0))
+      expect(inline).toBeInstanceOf(ToolError)
+      expect({ ...(inline as ToolError) }).toEqual({
+        ...((await rejection(tools.admit().run(base64, checkedInput(bad), 0))) as ToolError),
+      })
+    } finally {
+      await deployed.close()
     }
   })
 

@@ -8,6 +8,7 @@ import { OverloadedError, ToolTimeoutError } from './errors.js'
 import { JsonResult } from './json-result.js'
 import { type CheckLane, createCheckLane } from './lane.js'
 import { type MessagesOutcome, readMessages } from './messages.js'
+import { runToolTask } from './run-task.js'
 import {
   type CheckOutcome,
   type CheckReply,
@@ -35,6 +36,12 @@ export interface ToolRunnerOptions {
    * thread; default {@link INLINE_CHECK_BYTES}. 0 sends every body to a checker (tests).
    */
   inlineCheckBytes?: number
+  /**
+   * A call of an inline tool (`ToolDefinition.inline`) whose checked input is at most this many
+   * bytes runs on the calling thread; default {@link INLINE_RUN_BYTES}. 0 runs every call on a
+   * worker (tests).
+   */
+  inlineRunBytes?: number
   /** Clock of the admission's queue grace, in milliseconds; default `performance.now` (tests). */
   now?: () => number
   /** Told of every run and every refusal (the operator metrics); absent: nobody is. */
@@ -42,8 +49,8 @@ export interface ToolRunnerOptions {
 }
 
 /**
- * What the runner reports as it works. `ran`: a call ended on a worker, `seconds` from its start
- * there (its wait in the queue excluded); `outcome` `ok`, `tool_error` (the tool's own refusal),
+ * What the runner reports as it works. `ran`: a call ended on a worker (or on the calling thread,
+ * {@link INLINE_RUN_BYTES}), `seconds` from its start there (its wait in the queue excluded); `outcome` `ok`, `tool_error` (the tool's own refusal),
  * `timeout` (the budget ran out) or `failed` (a crash or bug). `rejected`: a call was refused with
  * `overloaded` at admission (pool full) or in the queue (past its deadline).
  */
@@ -63,7 +70,8 @@ export interface RunnerObserver {
  */
 export interface Admission {
   /**
-   * Runs the tool on a worker under the time budget.
+   * Runs the tool on a worker under the time budget; an inline tool's small input at once on the
+   * calling thread ({@link INLINE_RUN_BYTES}).
    *
    * @param tool - a catalogue tool (the worker looks it up by `id`)
    * @param input - its checked input ({@link ToolRunner.check}); its bytes are transferred to
@@ -249,6 +257,14 @@ const FREE_LANE_NICE = 19
 export const INLINE_CHECK_BYTES = 1024
 
 /**
+ * Largest checked input of an inline tool (`ToolDefinition.inline`: hash, HMAC, Base64) run on
+ * the calling thread, in bytes (1 KiB): its work is linear in so little input, far cheaper than a
+ * worker's round trip (messages, a wake-up, the result's copy), and, like a small body's check,
+ * needs no budget to stop it.
+ */
+export const INLINE_RUN_BYTES = 1024
+
+/**
  * How long a queued call may wait for a worker before it counts against the queue limit at
  * admission, in milliseconds: a twentieth of the budget. Under load the results of fast calls
  * wait for the busy main thread too, so a burst of paid calls sees a queue longer than
@@ -323,6 +339,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
   const queueDeadlineMs = worstQueueWaitMs(options)
   const graceMs = admissionGraceMs(options.timeoutMs)
   const inlineCheckBytes = options.inlineCheckBytes ?? INLINE_CHECK_BYTES
+  const inlineRunBytes = options.inlineRunBytes ?? INLINE_RUN_BYTES
   const now = options.now ?? (() => performance.now())
   const waiting: Job[] = []
   const laneOptions = {
@@ -475,6 +492,9 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
         if (used) return Promise.reject(new Error('this admission was already used'))
         used = true
         if (closed) return Promise.reject(failed(tool.id, 'RunnerClosed'))
+        if (tool.inline && input.bytes.length <= inlineRunBytes) {
+          return runInline(tool, { kind: 'run', tool: tool.id, input: input.bytes, nowSeconds })
+        }
         return new Promise((resolve, reject) => {
           const job: Job = {
             task: { kind: 'run', tool: tool.id, input: input.bytes, nowSeconds },
@@ -546,6 +566,29 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     else job.reject(error)
   }
 
+  /** Tells the observer how a run ended, `started` on `performance.now()`'s clock. */
+  function reportRun(tool: string, started: number, error: unknown, result?: JsonResult): void {
+    options.observer?.ran({
+      tool,
+      outcome: result
+        ? 'ok'
+        : error instanceof ToolTimeoutError
+          ? 'timeout'
+          : error instanceof ToolError && error.code !== 'tool_failed'
+            ? 'tool_error'
+            : 'failed',
+      seconds: (performance.now() - started) / 1000,
+    })
+  }
+
+  /** A call of an inline tool, run at once on the calling thread (see {@link INLINE_RUN_BYTES}). */
+  function runInline(tool: ToolDefinition, task: ToolTask): Promise<JsonResult> {
+    const started = performance.now()
+    const ended = endOf(tool.id, runToolTask(tool, task))
+    reportRun(tool.id, started, ended.error, ended.result)
+    return ended.result ? Promise.resolve(ended.result) : Promise.reject(ended.error)
+  }
+
   function start(job: Job): void {
     clearTimeout(job.deadline)
     running++
@@ -555,17 +598,7 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
     const end = (error: unknown, result?: JsonResult) => {
       clearTimeout(timer)
       running--
-      options.observer?.ran({
-        tool: job.task.tool,
-        outcome: result
-          ? 'ok'
-          : error instanceof ToolTimeoutError
-            ? 'timeout'
-            : error instanceof ToolError && error.code !== 'tool_failed'
-              ? 'tool_error'
-              : 'failed',
-        seconds: (performance.now() - started) / 1000,
-      })
+      reportRun(job.task.tool, started, error, result)
       finishJob(job, error, result)
       dispatch()
     }
@@ -576,12 +609,8 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
       })
       .then(
         (outcome) => {
-          if (!outcome) end(failed(job.task.tool, 'NoOutcome'))
-          else if (outcome instanceof Uint8Array) end(undefined, JsonResult.fromWorker(outcome))
-          else if ('error' in outcome) {
-            const { code, message, details } = outcome.error
-            end(new ToolError(code, message, details))
-          } else end(failed(job.task.tool, outcome.crash))
+          const ended = endOf(job.task.tool, outcome)
+          end(ended.error, ended.result)
         },
         (error: unknown) => {
           end(
@@ -657,4 +686,21 @@ export function poolOptions(threads: number, options: Pick<ToolRunnerOptions, 'c
 function failed(tool: string, name: string): ToolError {
   logger.error({ tool, err: name }, 'tool threw an unexpected error')
   return new ToolError('tool_failed', 'The tool failed on this input; nothing was charged')
+}
+
+/**
+ * A run's outcome (a worker's, or the calling thread's) as its result or its error: the tool's
+ * own `ToolError` as it was thrown, anything else `tool_failed`.
+ */
+function endOf(
+  tool: string,
+  outcome: TaskOutcome | null,
+): { result: JsonResult; error?: undefined } | { result?: undefined; error: ToolError } {
+  if (!outcome) return { error: failed(tool, 'NoOutcome') }
+  if (outcome instanceof Uint8Array) return { result: JsonResult.fromWorker(outcome) }
+  if ('error' in outcome) {
+    const { code, message, details } = outcome.error
+    return { error: new ToolError(code, message, details) }
+  }
+  return { error: failed(tool, outcome.crash) }
 }

@@ -92,6 +92,7 @@ export const base64Tool: ToolDefinition<Base64Input, Base64Result> = {
   mcpName: 'payload_base64',
   operationId: 'base64',
   price: '1000',
+  inline: true,
   title: 'Base64',
   description:
     'Encode UTF-8 text as Base64 (standard and URL-safe), or strictly decode Base64; invalid UTF-8 is reported as hex, never replaced.',

@@ -57,6 +57,7 @@ export const hashTool: ToolDefinition<HashInput, HashResult> = {
   mcpName: 'payload_hash',
   operationId: 'hash',
   price: '1000',
+  inline: true,
   title: 'Hash',
   description:
     'SHA-256, SHA-384 or SHA-512 digest of UTF-8 text, as hex and Base64, with the byte count.',

@@ -114,6 +114,7 @@ export const hmacTool: ToolDefinition<HmacInput, HmacResult> = {
   mcpName: 'payload_hmac',
   operationId: 'hmac',
   price: '1000',
+  inline: true,
   title: 'HMAC',
   description:
     'HMAC-SHA-256/384/512 of a UTF-8 message under a UTF-8 secret; with expected_hex, verifies in constant time. The secret is never stored or echoed.',

@@ -72,6 +72,13 @@ export interface ToolDefinition<I = unknown, O = unknown> {
    */
   check(input: I): void
   /**
+   * True for a tool whose work grows linearly with its input, with no step that can backtrack or
+   * multiply (hashing, HMAC, Base64): a call whose checked input is small enough
+   * (`INLINE_RUN_BYTES`) then runs on the calling thread, as its input check did, rather than on
+   * a worker. Absent: always on a worker, under the time budget.
+   */
+  inline?: true
+  /**
    * Runs the tool. Pure: same input and env, same output.
    *
    * @throws {ToolError} for any input the tool cannot process (mapped to HTTP 400).
