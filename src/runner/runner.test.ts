@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import canonicalize from 'canonicalize'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { catalog as fixtureTools } from '../../test/fixtures/runner-tools.js'
 import { logger } from '../logger.js'
 import { catalog } from '../tools/catalog.js'
 import { type ToolDefinition, ToolError } from '../tools/types.js'
 import { checkedInput } from './check.js'
-import { catalog as fixtureTools } from '../../test/fixtures/runner-tools.js'
 import { OverloadedError, ToolTimeoutError } from './errors.js'
 import {
   admissionGraceMs,
