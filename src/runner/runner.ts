@@ -50,9 +50,10 @@ export interface ToolRunnerOptions {
 
 /**
  * What the runner reports as it works. `ran`: a call ended on a worker (or on the calling thread,
- * {@link INLINE_RUN_BYTES}), `seconds` from its start there (its wait in the queue excluded); `outcome` `ok`, `tool_error` (the tool's own refusal),
- * `timeout` (the budget ran out) or `failed` (a crash or bug). `rejected`: a call was refused with
- * `overloaded` at admission (pool full) or in the queue (past its deadline).
+ * {@link INLINE_RUN_BYTES}), `seconds` from its start there (its wait in the queue excluded);
+ * `outcome` `ok`, `tool_error` (the tool's own refusal), `timeout` (the budget ran out) or
+ * `failed` (a crash or bug). `rejected`: a call was refused with `overloaded` at admission (pool
+ * full) or in the queue (past its deadline).
  */
 export interface RunnerObserver {
   ran(run: {
