@@ -35,7 +35,7 @@ import { type DevStack, startDevStack } from '../src/devnet/stack.js'
 import type { SignedUsdcTransfer } from '../src/devnet/usdc.js'
 import { logger } from '../src/logger.js'
 import { createMemoryGuard } from '../src/payment/guard.js'
-import { FREE_CHECK_QUEUE } from '../src/runner/runner.js'
+import { CHECKS_PER_THREAD, checkerThreads, FREE_CHECK_QUEUE } from '../src/runner/runner.js'
 import { createTelemetry, type Telemetry } from '../src/telemetry/index.js'
 import type { ToolEnv } from '../src/tools/types.js'
 import { mcpTextOnlyCall } from './fixtures/hostile.js'
@@ -1877,7 +1877,7 @@ describe('round three: lanes', () => {
     expect(new Set(fakes.answers)).toEqual(new Set(['402 payment_verification_failed']))
   }, 180_000)
 
-  it('(5) never reads an MCP body on the paid lane for the text "x402/payment": 48 clients sending unpaid 1 MB tools/call bodies holding it in their arguments, an honest MCP payer gets its result on every call', async () => {
+  it('(5) never reads an MCP body on the paid lane for the text "x402/payment": 24 clients sending unpaid 1 MB tools/call bodies holding it in their arguments, an honest MCP payer gets its result on every call', async () => {
     const text = mcpTextOnlyCall()
     expect(text.length).toBeGreaterThan(900 * 1024)
     expect(text.length).toBeLessThan(1024 * 1024)
@@ -1893,7 +1893,12 @@ describe('round three: lanes', () => {
     const args = { value: new Array(600).fill(1), schema: { type: 'array' } }
     let honestSends = 0
     const before = paidLaneStarted()
-    const attackers = flood(48, async () => {
+    // 24 loops: more than the paid lane's places (one checker thread and CHECKS_PER_THREAD
+    // waiting), so bodies that chose it by their bytes would refuse the honest payer, as the
+    // red team's 48 did. 48 here, with the service and the facilitator in this process, starved
+    // the facilitator for over 10 s in CI runs.
+    expect(24).toBeGreaterThan(1 + CHECKS_PER_THREAD * checkerThreads(1))
+    const attackers = flood(24, async () => {
       const res = await resent(() => mcpPost(lanes, text))
       const body = (await json(res)) as { result?: CallToolResult; code?: string }
       return body.result
@@ -1901,7 +1906,7 @@ describe('round three: lanes', () => {
         : `${res.status} ${body.code}`
     })
     try {
-      await attackers.answered(96)
+      await attackers.answered(48)
       expect(paidLaneStarted()).toBe(before)
       const honest: unknown[] = []
       for (let i = 0; i < 3; i++) {
