@@ -193,9 +193,23 @@ function connectionClosed(error: unknown): boolean {
 }
 
 /**
+ * `send` again when its connection was closed under it ({@link connectionClosed}), at most
+ * twice (CI runs lost an attacker's loop so). Any answer is kept as it came.
+ */
+async function resent<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send()
+    } catch (error) {
+      if (!connectionClosed(error) || attempt >= 2) throw error
+    }
+  }
+}
+
+/**
  * Sends an honest payer's paid call as docs/errors.md tells a payer to: the same payment again
  * after `facilitator_unavailable` (nothing run or charged), or after its connection was closed
- * under it (at most twice either way), and after `settlement_unknown` or `payment_in_progress`
+ * under it ({@link resent}), at most twice either way, and after `settlement_unknown` or `payment_in_progress`
  * once their `Retry-After` (5 s) has passed (at most three times, as the MCP bridge does). No
  * other answer is retried.
  * @param call - sends the paid call, always with the same payment
@@ -207,15 +221,8 @@ async function payHonestly<T>(
   call: () => Promise<T>,
   failureCode: (answer: T) => Promise<string | undefined> | string | undefined,
 ): Promise<T> {
-  for (let unavailable = 0, closed = 0, inDoubt = 0; ; ) {
-    let answer: T
-    try {
-      answer = await call()
-    } catch (error) {
-      if (!connectionClosed(error) || closed >= 2) throw error
-      closed++
-      continue
-    }
+  for (let unavailable = 0, inDoubt = 0; ; ) {
+    const answer = await resent(call)
     const code = await failureCode(answer)
     if (code === 'facilitator_unavailable' && unavailable < 2) unavailable++
     else if ((code === 'settlement_unknown' || code === 'payment_in_progress') && inDoubt < 3) {
@@ -1765,7 +1772,7 @@ describe('round three: lanes', () => {
   let lanes: RunningService
   let honestMcp: Client
   beforeAll(async () => {
-    // Every client of this file is 127.0.0.1: its 48 flooding loops stand for 48 addresses, so no
+    // Every client of this file is 127.0.0.1: its flooding loops stand for as many addresses, so no
     // cap on one address's connections (the connections block tries that). The test stack's
     // facilitator shares this machine with the flood: a verify bound of 10 s (the budget allows
     // it) keeps a starved facilitator from passing for an outage of ours. A tool budget of 4 s
@@ -1791,20 +1798,6 @@ describe('round three: lanes', () => {
   })
 
   const paidLaneStarted = () => lanes.service.runner.status().lanes.paid.started
-
-  /**
-   * `send` again when its connection was closed under it ({@link connectionClosed}), at most
-   * twice (CI runs lost an attacker's loop so). Any answer is kept as it came.
-   */
-  async function resent(send: () => Promise<Response>): Promise<Response> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await send()
-      } catch (error) {
-        if (!connectionClosed(error) || attempt >= 2) throw error
-      }
-    }
-  }
 
   /**
    * Runs `send` in `clients` loops until `stop` resolves, each answer kept; resolves once every
@@ -1893,12 +1886,13 @@ describe('round three: lanes', () => {
     const args = { value: new Array(600).fill(1), schema: { type: 'array' } }
     let honestSends = 0
     const before = paidLaneStarted()
-    // 24 loops: more than the paid lane's places (one checker thread and CHECKS_PER_THREAD
-    // waiting), so bodies that chose it by their bytes would refuse the honest payer, as the
-    // red team's 48 did. 48 here, with the service and the facilitator in this process, starved
-    // the facilitator for over 10 s in CI runs.
-    expect(24).toBeGreaterThan(1 + CHECKS_PER_THREAD * checkerThreads(1))
-    const attackers = flood(24, async () => {
+    // More loops than the paid lane's places (one checker thread and CHECKS_PER_THREAD waiting),
+    // so bodies that chose it by their bytes would refuse the honest payer, as the red team's 48
+    // did. 48 here, with the service and the facilitator in this process, starved the
+    // facilitator for over 10 s in CI runs.
+    const clients = 24
+    expect(clients).toBeGreaterThan(1 + CHECKS_PER_THREAD * checkerThreads(1))
+    const attackers = flood(clients, async () => {
       const res = await resent(() => mcpPost(lanes, text))
       const body = (await json(res)) as { result?: CallToolResult; code?: string }
       return body.result
@@ -1906,7 +1900,7 @@ describe('round three: lanes', () => {
         : `${res.status} ${body.code}`
     })
     try {
-      await attackers.answered(48)
+      await attackers.answered(2 * clients)
       expect(paidLaneStarted()).toBe(before)
       const honest: unknown[] = []
       for (let i = 0; i < 3; i++) {

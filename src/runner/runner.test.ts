@@ -345,15 +345,15 @@ describe('the tool runner', () => {
     }
 
     // The catalogue's inline tools at the deployed bound: the same bytes and RFC 8785 digest as a
-    // worker's (an input over the bound runs on a worker), and the same ToolError.
+    // worker's, the checked input of exactly INLINE_RUN_BYTES included, and the same ToolError.
     expect(catalog.filter((t) => t.inline).map((t) => t.id)).toEqual(['hash', 'base64', 'hmac'])
     const deployed = createToolRunner({ workers: 1, timeoutMs: 2000, queueLimit: 1 })
     try {
       const hash = tool('hash')
-      const inputs = [
-        hash.input.parse({ input: 'abc', algorithm: 'SHA-512' }),
-        hash.input.parse({ input: 'x'.repeat(INLINE_RUN_BYTES) }),
-      ]
+      // {"algorithm":"SHA-256","input":""} is 34 bytes.
+      const atBound = hash.input.parse({ input: 'x'.repeat(INLINE_RUN_BYTES - 34) })
+      expect(checkedInput(atBound).bytes.length).toBe(INLINE_RUN_BYTES)
+      const inputs = [hash.input.parse({ input: 'abc', algorithm: 'SHA-512' }), atBound]
       for (const input of inputs) {
         const here = await deployed.admit().run(hash, checkedInput(input), 0)
         const there = await tools.admit().run(hash, checkedInput(input), 0)

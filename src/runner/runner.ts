@@ -493,12 +493,11 @@ export function createToolRunner(options: ToolRunnerOptions): ToolRunner {
         if (used) return Promise.reject(new Error('this admission was already used'))
         used = true
         if (closed) return Promise.reject(failed(tool.id, 'RunnerClosed'))
-        if (tool.inline && input.bytes.length <= inlineRunBytes) {
-          return runInline(tool, { kind: 'run', tool: tool.id, input: input.bytes, nowSeconds })
-        }
+        const task: ToolTask = { kind: 'run', tool: tool.id, input: input.bytes, nowSeconds }
+        if (tool.inline && input.bytes.length <= inlineRunBytes) return runInline(tool, task)
         return new Promise((resolve, reject) => {
           const job: Job = {
-            task: { kind: 'run', tool: tool.id, input: input.bytes, nowSeconds },
+            task,
             resolve,
             reject,
             queuedAt: now(),
