@@ -90,12 +90,13 @@ beforeAll(async () => {
       TOOL_TIMEOUT_MS: '1000',
       FACILITATOR_TIMEOUT_MS: '5000',
       REDIS_TIMEOUT_MS: '1500',
-      // A SIGTERM lets the calls in flight settle: 2 × 5 s, the guard's writes (2 × 1.5 s), the
-      // telemetry write and the reply need 15.5 s, more than the default 15 s.
-      SHUTDOWN_TIMEOUT_MS: '20000',
-      // A drain must leave time for one settlement (10 s, 2 × 1.5 s of guard writes), the
-      // telemetry write and the reply.
+      // A settlement once started: 10 s, the guard's writes (2 × 1.5 s) and the settlement
+      // ledger's intent and outcome (2 × 2 s).
       FACILITATOR_SETTLE_TIMEOUT_MS: '10000',
+      // A SIGTERM starts no settlement it could not finish: 17 s of it, the telemetry write (2 s)
+      // and the reply (0.5 s) need 19.5 s. The default 30 s leaves the calls in flight 10.5 s to
+      // reach their settlement under this load, or they would answer 503 shutting_down.
+      SHUTDOWN_TIMEOUT_MS: '30000',
     },
     logLevel: 'warn',
   })
