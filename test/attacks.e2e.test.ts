@@ -194,7 +194,7 @@ function connectionClosed(error: unknown): boolean {
 
 /**
  * `send` again when its connection was closed under it ({@link connectionClosed}), at most
- * twice (CI runs lost an attacker's loop so). Any answer is kept as it came.
+ * twice, so that a loaded machine does not end a loop early. Any answer is kept as it came.
  */
 async function resent<T>(send: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
@@ -209,9 +209,9 @@ async function resent<T>(send: () => Promise<T>): Promise<T> {
 /**
  * Sends an honest payer's paid call as docs/errors.md tells a payer to: the same payment again
  * after `facilitator_unavailable` (nothing run or charged), or after its connection was closed
- * under it ({@link resent}), at most twice either way, and after `settlement_unknown` or `payment_in_progress`
- * once their `Retry-After` (5 s) has passed (at most three times, as the MCP bridge does). No
- * other answer is retried.
+ * under it ({@link resent}), at most twice either way, and after `settlement_unknown` or
+ * `payment_in_progress` once their `Retry-After` (5 s) has passed (at most three times, as the MCP
+ * bridge does). No other answer is retried.
  * @param call - sends the paid call, always with the same payment
  * @param failureCode - the answer's failure code, or undefined for any other answer
  * @returns the last answer
@@ -1776,9 +1776,8 @@ describe('round three: lanes', () => {
     // cap on one address's connections (the connections block tries that). The test stack's
     // facilitator shares this machine with the flood: a verify bound of 10 s (the budget allows
     // it) keeps a starved facilitator from passing for an outage of ours. A tool budget of 4 s
-    // (the most that budget allows beside them) likewise: in CI other test files run beside this
-    // one, and a tool worker (nice 10) waited more than 2 s for a core to validate 600 numbers (a
-    // CI run answered `tool_timeout`).
+    // (the most that budget allows beside them) likewise keeps a tool worker (nice 10) that waits
+    // seconds for a core, while other test files run, from answering `tool_timeout`.
     lanes = await startService(
       stack,
       {
@@ -1887,9 +1886,9 @@ describe('round three: lanes', () => {
     let honestSends = 0
     const before = paidLaneStarted()
     // More loops than the paid lane's places (one checker thread and CHECKS_PER_THREAD waiting),
-    // so bodies that chose it by their bytes would refuse the honest payer, as the red team's 48
-    // did. 48 here, with the service and the facilitator in this process, starved the
-    // facilitator for over 10 s in CI runs.
+    // so bodies that chose it by their bytes would refuse the honest payer; no more, because the
+    // service and the facilitator share this process with the flood and a starved facilitator
+    // would pass its 10 s verify bound.
     const clients = 24
     expect(clients).toBeGreaterThan(1 + CHECKS_PER_THREAD * checkerThreads(1))
     const attackers = flood(clients, async () => {
