@@ -82,5 +82,6 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "dist/healthcheck.js"]
 # Node is PID 1 and handles SIGTERM and SIGINT itself (src/main.ts); logs are JSON lines on stdout.
-# The command of `npm start`, flags included (one V8 platform thread: docs/limits.md).
-ENTRYPOINT ["node", "--v8-pool-size=1", "dist/main.js"]
+# The command of `npm start`, flags included (one V8 platform thread, a larger young generation:
+# docs/limits.md).
+ENTRYPOINT ["node", "--v8-pool-size=1", "--max-semi-space-size=32", "dist/main.js"]

@@ -56,6 +56,7 @@ import autocannon from 'autocannon'
 import { Hono } from 'hono'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { loadConfig } from '../src/config.js'
+import { startCommand } from '../src/devnet/child.js'
 import { MAX_TIMEOUT_SECONDS } from '../src/facilitators/link.js'
 import { logger } from '../src/logger.js'
 import { configuredRails, priceOn } from '../src/payment/rails.js'
@@ -69,8 +70,8 @@ import { median, roundRatios, table } from './measure.js'
 const CONNECTIONS = 10
 /** The machine's Redis, for ours as an instance of the cluster (`--cluster`). */
 const CLUSTER_REDIS_URL = 'redis://127.0.0.1:6379'
-/** The node flags of `npm start` (package.json), which ours runs with. */
-export const START_FLAGS = ['--v8-pool-size=1']
+/** The node flags of `npm start` (package.json's `scripts.start`), which ours runs with. */
+export const START_FLAGS = startCommand().filter((word) => word.startsWith('--'))
 const BODY = JSON.stringify({ input: 'abc' })
 const SOLANA: Network = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
 const FEE_PAYER = 'EwWqGE4ZFKLofuestmU4LDdK7XM1N4ALgdZccwYugwGd'
