@@ -37,7 +37,7 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402
 import type { PaymentPayload } from '@x402/core/types'
 import autocannon from 'autocannon'
 import { loadConfig } from '../src/config.js'
-import { startCommand } from '../src/devnet/child.js'
+import { startNodeFlags } from '../src/devnet/child.js'
 import { createApp } from '../src/http/app.js'
 import { logger } from '../src/logger.js'
 import { resolveAllowList } from '../src/mcp/dns-rebinding.js'
@@ -369,7 +369,7 @@ async function startChild(mode: '--serve' | '--control'): Promise<Child> {
     execArgv:
       mode === '--serve'
         ? // The Node flags of `npm start`, with which the service is deployed.
-          [...process.execArgv, ...startCommand().filter((word) => word.startsWith('--'))]
+          [...process.execArgv, ...startNodeFlags()]
         : process.execArgv,
   })
   const info = await new Promise<{ url: string; workers: number; timeoutMs: number }>(

@@ -26,7 +26,7 @@
  * runs ours as a cluster instance (PostgreSQL telemetry and ledger in a schema of its own, the
  * guard and rate limits on the machine's Redis).
  *
- * Ours runs with `npm start`'s node flags ({@link START_FLAGS}); the peer with node's defaults.
+ * Ours runs with `npm start`'s node flags (`startNodeFlags`); the peer with node's defaults.
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
@@ -56,7 +56,7 @@ import autocannon from 'autocannon'
 import { Hono } from 'hono'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { loadConfig } from '../src/config.js'
-import { startCommand } from '../src/devnet/child.js'
+import { startNodeFlags } from '../src/devnet/child.js'
 import { MAX_TIMEOUT_SECONDS } from '../src/facilitators/link.js'
 import { logger } from '../src/logger.js'
 import { configuredRails, priceOn } from '../src/payment/rails.js'
@@ -70,8 +70,6 @@ import { median, roundRatios, table } from './measure.js'
 const CONNECTIONS = 10
 /** The machine's Redis, for ours as an instance of the cluster (`--cluster`). */
 const CLUSTER_REDIS_URL = 'redis://127.0.0.1:6379'
-/** The node flags of `npm start` (package.json's `scripts.start`), which ours runs with. */
-export const START_FLAGS = startCommand().filter((word) => word.startsWith('--'))
 const BODY = JSON.stringify({ input: 'abc' })
 const SOLANA: Network = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
 const FEE_PAYER = 'EwWqGE4ZFKLofuestmU4LDdK7XM1N4ALgdZccwYugwGd'
@@ -581,7 +579,7 @@ export async function benchPeer(options: PeerBenchOptions): Promise<string> {
   const facilitator = await startChild('--facilitator', [], process.execArgv)
   const argvOf = (server: Server) => [
     ...process.execArgv,
-    ...(server === 'peer' ? [] : START_FLAGS),
+    ...(server === 'peer' ? [] : startNodeFlags()),
     ...(options.profileDir
       ? ['--cpu-prof', `--cpu-prof-dir=${join(options.profileDir, server)}`]
       : []),

@@ -169,3 +169,11 @@ export function startCommand(): string[] {
   ) as { scripts: { start: string } }
   return manifest.scripts.start.split(/\s+/)
 }
+
+/**
+ * The Node flags of {@link startCommand} (`['--v8-pool-size=1', …]`): what a bench's child that
+ * serves the service in-process adds to its `execArgv` to run as deployed.
+ */
+export function startNodeFlags(): string[] {
+  return startCommand().filter((word) => word.startsWith('--'))
+}
